@@ -1,0 +1,250 @@
+/**
+ * The shapes shared by every part of the runtime: what a tool is, what a call
+ * is, what a call returns. Kept free of behaviour so that any module can
+ * import it without pulling in the registry.
+ */
+
+/** A JSON Schema object (draft 2020-12 or draft-07 subset). */
+export type JsonSchema = { [key: string]: unknown };
+
+/** The model-facing schema of a tool, in the OpenAI function shape. */
+export interface FunctionSchema {
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+}
+
+/** A tool definition in the OpenAI chat-completions format (the default export format). */
+export interface OpenAIToolDefinition {
+  type: "function";
+  function: FunctionSchema;
+}
+
+/** One tool call as the model produced it. `arguments` may still be the raw JSON string. */
+export interface ToolCall {
+  id?: string;
+  name: string;
+  arguments?: Record<string, unknown> | string | null;
+}
+
+/** A tool call after its arguments were parsed into an object. */
+export interface ParsedToolCall {
+  id?: string;
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+export type ToolErrorKind =
+  /** No tool of that name is registered. */
+  | "unknown_tool"
+  /** Arguments were malformed JSON, not an object, or failed schema validation. */
+  | "invalid_args"
+  /** The tool's availability check failed, or a required env var is missing. */
+  | "unavailable"
+  /** A pre-hook (or policy) refused the call. */
+  | "blocked"
+  /** The tool's time limit elapsed. */
+  | "timeout"
+  /** The caller's AbortSignal fired. */
+  | "cancelled"
+  /** The call belongs to the agent loop and no agent-loop handler took it. */
+  | "agent_loop"
+  /** The handler returned a value that cannot be sent to the model. */
+  | "invalid_result"
+  /** A post-hook threw; the tool ran but its result was withheld. */
+  | "hook_failed"
+  /** The handler threw or returned a failed result. */
+  | "failed";
+
+/** One reason a tool call's arguments were rejected, phrased so the model can fix it. */
+export interface ValidationIssue {
+  /** Dotted path to the offending parameter ("" for the arguments object itself). */
+  path: string;
+  message: string;
+  /** The JSON Schema keyword that failed (`required`, `type`, `enum`, ...). */
+  keyword?: string;
+}
+
+export interface ToolError {
+  kind: ToolErrorKind;
+  message: string;
+  issues?: ValidationIssue[];
+}
+
+/** The typed outcome of a tool call (the second design document's `ToolResult`). */
+export interface ToolResult<T = unknown> {
+  success: boolean;
+  data?: T;
+  error?: ToolError;
+  /** Free-form data for hooks and loggers; never sent to the model. */
+  metadata?: Record<string, unknown>;
+}
+
+/** Everything a handler learns about the call it serves. */
+export interface ToolContext {
+  /** Aborted when the caller cancels or the tool's time limit elapses. */
+  readonly signal: AbortSignal;
+  /** The durable session the call belongs to (ownership of results is keyed on it). */
+  readonly sessionId?: string;
+  /** The task (sub-conversation) the call belongs to; per-task state such as the working directory keys on it. */
+  readonly taskId?: string;
+  /** The id the model gave the call. */
+  readonly toolCallId?: string;
+  /** The embedder's session object (the second document's `AgentSession`). */
+  readonly session?: unknown;
+  /** The name of the tool being called. */
+  readonly toolName: string;
+}
+
+/** What a caller passes into dispatch: every field optional; `signal` is created when absent. */
+export interface CallOptions {
+  signal?: AbortSignal;
+  sessionId?: string;
+  taskId?: string;
+  toolCallId?: string;
+  session?: unknown;
+  /** Overrides the tool's own time limit for this call (milliseconds; 0 disables). */
+  timeoutMs?: number;
+}
+
+/** A Mibyan-style handler: parsed arguments first, context second. */
+export type ToolHandler<A = Record<string, unknown>> = (args: A, ctx: ToolContext) => unknown;
+
+/** A second-document-style handler: session first, arguments second. */
+export type SessionToolHandler<A = Record<string, unknown>> = (
+  session: unknown,
+  args: A,
+  ctx: ToolContext,
+) => unknown;
+
+/** An availability check. Must be synchronous; a throw counts as unavailable. */
+export type CheckFn = () => boolean;
+
+/** Rebuilds a tool's schema from the set of tools that survived filtering. */
+export type SchemaPatcher = (schema: FunctionSchema, availableTools: ReadonlySet<string>) => FunctionSchema;
+
+/** Where a registration came from; plugin overrides of built-ins need an operator opt-in. */
+export type ToolSource =
+  | { kind: "builtin" }
+  | { kind: "plugin"; id: string }
+  | { kind: "mcp"; server: string }
+  | { kind: "user" };
+
+/** A typed parameter of the second design document's `ToolDefinition`. */
+export interface ToolParameter {
+  name: string;
+  type: "string" | "number" | "integer" | "boolean" | "object" | "array" | "null";
+  description?: string;
+  /** Defaults to `true` unless a `default` is given. */
+  required?: boolean;
+  enum?: readonly unknown[];
+  default?: unknown;
+  /** Item schema for `array` parameters. */
+  items?: JsonSchema;
+  /** Property schemas for `object` parameters. */
+  properties?: Record<string, JsonSchema>;
+}
+
+/** Options shared by both registration shapes. */
+export interface CommonToolOptions {
+  name: string;
+  /** Toolset the tool belongs to. Defaults to the category, then to the tool name. */
+  toolset?: string;
+  /** Grouping for `listTools({ category })`. Defaults to the toolset. */
+  category?: string;
+  checkFn?: CheckFn;
+  /** Environment variables the tool needs; a missing one makes the tool unavailable. */
+  requiresEnv?: readonly string[];
+  emoji?: string;
+  /** Allow replacing a tool of another toolset. */
+  override?: boolean;
+  /** Results longer than this are cut (head and tail kept). */
+  maxResultChars?: number;
+  /** Time limit in milliseconds (0 = none). */
+  timeoutMs?: number;
+  /** Safe to run at the same time as other parallel-safe calls of one model turn. */
+  parallelSafe?: boolean;
+  /** Rebuilds the schema from the surviving tool set at definition time. */
+  patchSchema?: SchemaPatcher;
+  source?: ToolSource;
+  /** Accepted for parity with the Python original; async handlers are detected at run time. */
+  isAsync?: boolean;
+}
+
+/** The first design document's registration shape. */
+export interface MibyanToolOptions<A = Record<string, unknown>> extends CommonToolOptions {
+  /** Model-facing schema; its description is the one the model sees. `name` defaults to the tool name. */
+  schema: { name?: string; description: string; parameters?: JsonSchema | StandardSchemaLike };
+  handler: ToolHandler<A>;
+  /** Registry metadata only; the model sees `schema.description`. */
+  description?: string;
+}
+
+/** The second design document's `ToolDefinition` shape. */
+export interface ToolDefinitionOptions<A = Record<string, unknown>> extends CommonToolOptions {
+  description: string;
+  parameters?: readonly ToolParameter[] | JsonSchema | StandardSchemaLike;
+  handler: SessionToolHandler<A>;
+}
+
+export type RegisterInput<A = Record<string, unknown>> = MibyanToolOptions<A> | ToolDefinitionOptions<A>;
+
+/**
+ * The subset of the Standard Schema spec (zod 4, valibot, arktype) the registry uses:
+ * validation, and the JSON Schema the model sees.
+ */
+export interface StandardSchemaLike {
+  readonly "~standard": {
+    readonly version: 1;
+    readonly vendor: string;
+    readonly validate: (value: unknown) => StandardResult | Promise<StandardResult>;
+    readonly jsonSchema?: { readonly input: (options: { target: string }) => Record<string, unknown> };
+  };
+}
+
+export type StandardResult =
+  | { readonly value: unknown; readonly issues?: undefined }
+  | { readonly issues: ReadonlyArray<{ readonly message: string; readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> }> };
+
+/** A registered tool, as the registry keeps it. */
+export interface ToolEntry {
+  readonly name: string;
+  readonly toolset: string;
+  readonly category: string;
+  /** Registry metadata; falls back to the schema description. */
+  readonly description: string;
+  readonly schema: FunctionSchema;
+  /** The OpenAI-format definition, built once at registration. */
+  readonly definition: OpenAIToolDefinition;
+  readonly checkFn?: CheckFn;
+  readonly requiresEnv: readonly string[];
+  readonly emoji: string;
+  readonly maxResultChars?: number;
+  readonly timeoutMs?: number;
+  readonly parallelSafe: boolean;
+  readonly patchSchema?: SchemaPatcher;
+  readonly source: ToolSource;
+  /** Calls the user's handler with the arguments in the order its registration shape expects. */
+  readonly invokeHandler: (args: Record<string, unknown>, ctx: ToolContext) => unknown;
+  /** Present when parameters came from a Standard Schema (zod, ...), which then also validates. */
+  readonly standardSchema?: StandardSchemaLike;
+}
+
+/** Logs go through this; the default writes warnings and errors to stderr. */
+export interface Logger {
+  debug(message: string): void;
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+export type PreHook = (
+  call: ParsedToolCall,
+  ctx: ToolContext,
+) => ParsedToolCall | null | undefined | void | Promise<ParsedToolCall | null | undefined | void>;
+
+export type PostHook = (
+  call: ParsedToolCall,
+  result: ToolResult,
+  ctx: ToolContext,
+) => ToolResult | null | undefined | void | Promise<ToolResult | null | undefined | void>;
