@@ -1,0 +1,91 @@
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { boot } from "./boot.js";
+import { describeThrown } from "../util/text.js";
+
+const FORMATS = ["openai", "responses", "anthropic", "gemini", "raw", "strict"] as const;
+
+function list(value: string): string[] {
+  const items = value.split(",").map((item) => item.trim()).filter((item) => item !== "");
+  if (items.length === 0) throw new InvalidArgumentError("expected a comma-separated list of toolset names");
+  return items;
+}
+
+function buildProgram(): Command {
+  const program = new Command("mibyan")
+    .description("Run and inspect mibyan-tools: the tool runtime for LLM agents.")
+    .showHelpAfterError("(run mibyan --help for usage)")
+    .exitOverride();
+
+  program
+    .command("tools")
+    .description("List toolsets and their tools, with availability and why a tool is unavailable.")
+    .option("--json", "print JSON: {toolsets:[{name,description,available,tools:[{name,available,reason}]}]}")
+    .action(async (options: { json?: boolean }) => {
+      const runtime = await boot();
+      const { collectToolStatus, renderToolStatus } = await import("./commands/tools.js");
+      const toolsets = collectToolStatus(runtime);
+      if (options.json) {
+        const json = toolsets.map(({ tools, ...toolset }) => ({
+          ...toolset,
+          tools: tools.map(({ name, available, reason }) => ({ name, available, reason })),
+        }));
+        process.stdout.write(`${JSON.stringify({ toolsets: json }, null, 2)}\n`);
+      } else {
+        process.stdout.write(renderToolStatus(toolsets));
+      }
+    });
+
+  program
+    .command("definitions")
+    .description("Print the tool definitions a model would receive, as a JSON array.")
+    .option("--enable <toolsets>", "only these toolsets (comma-separated)", list)
+    .option("--disable <toolsets>", "leave out these toolsets (comma-separated)", list)
+    .addOption(new Option("--format <format>", "provider format").choices(FORMATS).default("openai"))
+    .action(async (options: { enable?: string[]; disable?: string[]; format: (typeof FORMATS)[number] }) => {
+      const runtime = await boot();
+      const { getToolDefinitions } = await import("../definitions/get-tool-definitions.js");
+      const configured = runtime.config.config.toolsets;
+      const definitions = getToolDefinitions({
+        registry: runtime.registry,
+        enabledToolsets: options.enable ?? configured.enabled,
+        disabledToolsets: options.disable ?? configured.disabled,
+        format: options.format,
+      });
+      process.stdout.write(`${JSON.stringify(definitions, null, 2)}\n`);
+    });
+
+  program
+    .command("call")
+    .description("Run one tool call through the full dispatch path and print the model-facing result (exit 1 when it is an error).")
+    .argument("<tool>", "tool name")
+    .argument("[json-args]", "arguments as a JSON object ('-' reads them from stdin)", "{}")
+    .option("--session <id>", "the session the call belongs to")
+    .option("--task <id>", "the task the call belongs to")
+    .action(async (tool: string, rawArgs: string, options: { session?: string; task?: string }) => {
+      const runtime = await boot();
+      const { runCallCommand } = await import("./commands/call.js");
+      process.exitCode = await runCallCommand(runtime, tool, rawArgs, options);
+    });
+
+  return program;
+}
+
+export async function main(argv: readonly string[] = process.argv): Promise<void> {
+  const program = buildProgram();
+  if (argv.length <= 2) {
+    program.outputHelp({ error: true });
+    process.exitCode = 2;
+    return;
+  }
+  try {
+    await program.parseAsync(argv as string[]);
+  } catch (thrown) {
+    if (thrown instanceof CommanderError) {
+      // Commander already printed the message; help and version exit 0.
+      process.exitCode = thrown.exitCode === 0 ? 0 : 2;
+      return;
+    }
+    process.stderr.write(`mibyan: ${thrown instanceof Error && thrown.name === "ConfigError" ? thrown.message : describeThrown(thrown)}\n`);
+    process.exitCode = 2;
+  }
+}

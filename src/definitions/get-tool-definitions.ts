@@ -1,0 +1,70 @@
+import type { FunctionSchema, OpenAIToolDefinition, ToolEntry } from "../registry/types.js";
+import type { ToolRegistry } from "../registry/tool-registry.js";
+import { registry as defaultRegistry } from "../registry/singleton.js";
+import { exportTools, type ExportFormat } from "../adapters/index.js";
+import { describeThrown } from "../util/text.js";
+
+export interface ToolSelection {
+  /** Only tools of these toolsets (composites, presets and legacy names expand). */
+  enabledToolsets?: readonly string[];
+  /** Tools of these toolsets are removed (from the enabled ones, or from all tools). */
+  disabledToolsets?: readonly string[];
+}
+
+export interface GetToolDefinitionsOptions extends ToolSelection {
+  registry?: ToolRegistry;
+  /** Output format (default `openai`). */
+  format?: ExportFormat;
+  /** Do not log unknown-toolset warnings (they are still returned by `selectTools`). */
+  quiet?: boolean;
+}
+
+export interface SelectedTools {
+  /** The available tools that survived selection, sorted by name, with schemas patched. */
+  tools: { entry: ToolEntry; schema: FunctionSchema }[];
+  warnings: string[];
+}
+
+/**
+ * The model's tool list: resolve the toolsets, keep the registered tools whose
+ * checks pass, then let tools that mention other tools rebuild their schema
+ * from the survivors (no schema may name a tool the model cannot call).
+ */
+export function selectTools(options: GetToolDefinitionsOptions = {}): SelectedTools {
+  const target = options.registry ?? defaultRegistry;
+  const selection = target.toolsets.select({ enabled: options.enabledToolsets, disabled: options.disabledToolsets });
+  const entries = target.availableEntries(selection.tools);
+  const warnings = [...selection.warnings];
+  let survivors: Set<string> | undefined;
+  const tools: SelectedTools["tools"] = [];
+  for (const entry of entries) {
+    if (entry.patchSchema === undefined) {
+      tools.push({ entry, schema: entry.schema });
+      continue;
+    }
+    try {
+      survivors ??= new Set(entries.map((e) => e.name));
+      tools.push({ entry, schema: entry.patchSchema(entry.schema, survivors) });
+    } catch (thrown) {
+      // Its static schema might name tools the model cannot call, so the tool is left out.
+      warnings.push(`schema patch of ${entry.name} failed (${describeThrown(thrown)}); the tool is left out`);
+    }
+  }
+  return { tools, warnings };
+}
+
+export function getToolDefinitions(options: GetToolDefinitionsOptions & { format?: "openai" }): OpenAIToolDefinition[];
+export function getToolDefinitions(options: GetToolDefinitionsOptions): unknown[];
+export function getToolDefinitions(options: GetToolDefinitionsOptions = {}): unknown[] {
+  const target = options.registry ?? defaultRegistry;
+  const { tools, warnings } = selectTools(options);
+  if (!options.quiet) for (const warning of warnings) target.logger.warn(warning);
+  const format = options.format ?? "openai";
+  if (format === "openai") {
+    return tools.map(({ entry, schema }) => (schema === entry.schema ? entry.definition : { type: "function", function: schema }));
+  }
+  return exportTools(
+    tools.map(({ entry, schema }) => ({ schema, category: entry.category, toolset: entry.toolset })),
+    format,
+  );
+}

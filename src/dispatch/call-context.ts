@@ -1,0 +1,58 @@
+import type { CallOptions, ToolContext } from "../registry/types.js";
+
+/**
+ * The context handed to hooks and the handler. The AbortSignal is created
+ * only when someone reads it (most calls never do), unless the call has a
+ * time limit, in which case `controller` links the caller's signal and the timer.
+ */
+export class CallContext implements ToolContext {
+  readonly sessionId?: string;
+  readonly taskId?: string;
+  readonly toolCallId?: string;
+  readonly session?: unknown;
+  toolName: string;
+  private controller?: AbortController;
+  private readonly callerSignal?: AbortSignal;
+
+  constructor(toolName: string, options: CallOptions | undefined) {
+    this.toolName = toolName;
+    if (options !== undefined) {
+      this.sessionId = options.sessionId;
+      this.taskId = options.taskId;
+      this.toolCallId = options.toolCallId;
+      this.session = options.session;
+      this.callerSignal = options.signal;
+    }
+  }
+
+  get signal(): AbortSignal {
+    if (this.controller !== undefined) return this.controller.signal;
+    if (this.callerSignal !== undefined) return this.callerSignal;
+    this.controller = new AbortController();
+    return this.controller.signal;
+  }
+
+  /** The signal the caller gave, if any (cancellation from outside). */
+  get caller(): AbortSignal | undefined {
+    return this.callerSignal;
+  }
+
+  /** Aborts the handler's signal (time limit reached, or the caller cancelled). */
+  abort(reason: unknown): void {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+    }
+    if (!this.controller.signal.aborted) this.controller.abort(reason);
+  }
+
+  /** Makes sure the handler's signal is ours to abort, following the caller's. */
+  ensureOwnSignal(): void {
+    if (this.controller !== undefined) return;
+    this.controller = new AbortController();
+    const caller = this.callerSignal;
+    if (caller !== undefined) {
+      if (caller.aborted) this.controller.abort(caller.reason);
+      else caller.addEventListener("abort", () => this.abort(caller.reason), { once: true });
+    }
+  }
+}

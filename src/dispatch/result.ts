@@ -1,0 +1,139 @@
+import type { ToolError, ToolErrorKind, ToolResult, ValidationIssue } from "../registry/types.js";
+import { capText } from "../util/text.js";
+
+const TOOL_RESULT_KEYS = new Set(["success", "data", "error", "metadata"]);
+
+/** A successful result. */
+export function ok<T>(data: T, metadata?: Record<string, unknown>): ToolResult<T> {
+  return metadata === undefined ? { success: true, data } : { success: true, data, metadata };
+}
+
+/** A failed result; the model receives `{"error": message}`. */
+export function fail(message: string, kind: ToolErrorKind = "failed", issues?: ValidationIssue[]): ToolResult<never> {
+  const error: ToolError = issues === undefined ? { kind, message } : { kind, message, issues };
+  return { success: false, error };
+}
+
+/**
+ * A handler may return a ToolResult as a plain object (`{ success: true, data }`):
+ * any object whose `success` is a boolean and whose other keys are ToolResult keys.
+ */
+export function isToolResult(value: unknown): value is ToolResult {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
+  if (typeof (value as { success?: unknown }).success !== "boolean") return false;
+  for (const key in value) if (!TOOL_RESULT_KEYS.has(key)) return false;
+  return true;
+}
+
+/**
+ * What the handler returned, as a ToolResult. Strings pass through verbatim
+ * (a JSON object string with a truthy top-level `error` is a failure, the
+ * convention of Mibyan's Python tools); other values must be JSON-serialisable.
+ */
+export function resultFromHandlerValue(toolName: string, value: unknown): ToolResult {
+  switch (typeof value) {
+    case "string":
+      return stringResult(value);
+    case "number":
+    case "boolean":
+      return { success: true, data: value };
+    case "undefined":
+      return fail(
+        `Tool ${toolName} returned undefined; a handler must return a string, a JSON-serialisable value or a ToolResult`,
+        "invalid_result",
+      );
+    case "object":
+      if (value === null) return { success: true, data: null };
+      if (isToolResult(value)) return checkFailedResult(toolName, value);
+      return { success: true, data: value };
+    default:
+      return fail(
+        `Tool ${toolName} returned a ${typeof value}, which cannot be sent to the model; return a string, a JSON-serialisable value or a ToolResult`,
+        "invalid_result",
+      );
+  }
+}
+
+function checkFailedResult(toolName: string, result: ToolResult): ToolResult {
+  if (result.success) return result;
+  const error = result.error as unknown;
+  if (error !== null && typeof error === "object" && typeof (error as ToolError).message === "string") {
+    const kind = (error as ToolError).kind ?? "failed";
+    return { ...result, error: { ...(error as ToolError), kind } };
+  }
+  const message = typeof error === "string" && error !== "" ? error : `Tool ${toolName} reported a failure without a message`;
+  return { ...result, error: { kind: "failed", message } };
+}
+
+function stringResult(text: string): ToolResult {
+  // Cheap pre-filter: only strings that look like an error object are parsed.
+  if (text.length < 65_536 && text.charCodeAt(0) === 123 /* { */ && text.includes('"error"')) {
+    try {
+      const parsed = JSON.parse(text) as unknown;
+      const error = (parsed as { error?: unknown }).error;
+      if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) && error) {
+        const message = typeof error === "string" ? error : JSON.stringify(error);
+        return { success: false, data: text, error: { kind: "failed", message } };
+      }
+    } catch {
+      // Not JSON: an ordinary string result.
+    }
+  }
+  return { success: true, data: text };
+}
+
+export interface RenderLimits {
+  maxResultChars: number;
+  maxErrorChars: number;
+}
+
+/**
+ * The model-facing string: a success's data (strings verbatim, the rest as
+ * JSON), or `{"error": ...}` for a failure. Always a well-formed string; an
+ * over-long result becomes a JSON object with the head and tail kept.
+ */
+export function renderResult(toolName: string, result: ToolResult, limits: RenderLimits): string {
+  if (!result.success) return renderError(result.error, limits.maxErrorChars, result.data);
+  let text: string;
+  const data = result.data;
+  if (typeof data === "string") text = data;
+  else if (data === undefined) text = '{"success":true}';
+  else {
+    let serialised: string | undefined;
+    try {
+      serialised = JSON.stringify(data);
+    } catch (thrown) {
+      return renderError(
+        { kind: "invalid_result", message: `Tool ${toolName} returned a value that is not JSON-serialisable: ${(thrown as Error).message}` },
+        limits.maxErrorChars,
+      );
+    }
+    if (serialised === undefined) {
+      return renderError({ kind: "invalid_result", message: `Tool ${toolName} returned a value that is not JSON-serialisable` }, limits.maxErrorChars);
+    }
+    text = serialised;
+  }
+  return text.length > limits.maxResultChars ? truncatedResult(text, limits.maxResultChars) : text;
+}
+
+function renderError(error: ToolError | undefined, maxErrorChars: number, data?: unknown): string {
+  // A handler that already produced its own error JSON keeps it (it may carry more fields, such as exit_code).
+  if (typeof data === "string" && error?.kind === "failed" && data.length <= maxErrorChars * 4) return data;
+  const message = capText(error?.message ?? "Tool call failed", maxErrorChars);
+  if (error?.issues !== undefined && error.issues.length > 0) {
+    return JSON.stringify({ error: message, issues: error.issues.slice(0, 20).map(({ path, message: m }) => ({ path, message: m })) });
+  }
+  return JSON.stringify({ error: message });
+}
+
+function truncatedResult(text: string, max: number): string {
+  const head = Math.floor(max * 0.4);
+  const tail = max - head;
+  const omitted = text.length - head - tail;
+  return JSON.stringify({
+    truncated: true,
+    total_chars: text.length,
+    omitted_chars: omitted,
+    content: `${text.slice(0, head)}\n\n[... ${omitted} characters omitted ...]\n\n${text.slice(text.length - tail)}`,
+  });
+}

@@ -1,0 +1,75 @@
+/**
+ * mibyan-tools: the public API. Everything a library user needs is exported
+ * from here; deeper module paths are internal.
+ */
+export type {
+  CallOptions,
+  CheckFn,
+  CommonToolOptions,
+  FunctionSchema,
+  JsonSchema,
+  Logger,
+  MibyanToolOptions,
+  OpenAIToolDefinition,
+  ParsedToolCall,
+  PostHook,
+  PreHook,
+  RegisterInput,
+  SchemaPatcher,
+  SessionToolHandler,
+  StandardSchemaLike,
+  ToolCall,
+  ToolContext,
+  ToolDefinitionOptions,
+  ToolEntry,
+  ToolError,
+  ToolErrorKind,
+  ToolHandler,
+  ToolParameter,
+  ToolResult,
+  ToolSource,
+  ValidationIssue,
+} from "./registry/types.js";
+export { ToolRegistry, type DispatchOutcome, type ListToolsFilter, type ToolRegistryOptions } from "./registry/tool-registry.js";
+export { registry } from "./registry/singleton.js";
+export { ToolDefinitionError } from "./registry/errors.js";
+export type { Availability, AvailabilityOptions, UnavailableCode } from "./registry/availability.js";
+
+export { ok, fail, isToolResult } from "./dispatch/result.js";
+export type { HookKind } from "./dispatch/hooks.js";
+export { AGENT_LOOP_TOOLS, type AgentLoopContext, type AgentLoopHandler } from "./dispatch/agent-loop.js";
+export {
+  handleFunctionCall,
+  handleFunctionCallDetailed,
+  type FunctionCallOutcome,
+  type HandleFunctionCallOptions,
+} from "./dispatch/handle-function-call.js";
+export { executeToolCalls, type ExecuteToolCallsOptions, type ToolCallOutcome } from "./dispatch/execute-tool-calls.js";
+
+export {
+  getToolDefinitions,
+  selectTools,
+  type GetToolDefinitionsOptions,
+  type SelectedTools,
+  type ToolSelection,
+} from "./definitions/get-tool-definitions.js";
+export { exportTools, EXPORT_FORMATS, type ExportFormat, type ExportableTool } from "./adapters/index.js";
+
+export { ToolsetCatalog, BUILTIN_TOOLSETS, LEGACY_TOOLSETS, closeMatches } from "./toolsets/index.js";
+export type { ResolveResult, SelectOptions, ToolsetDefinition } from "./toolsets/index.js";
+
+export {
+  discoverBuiltinTools,
+  discoverTools,
+  type DiscoveryOptions,
+  type DiscoveryReport,
+  type FailedModule,
+} from "./discovery/discover.js";
+
+export { loadConfig, getConfig, clearConfigCache, type LoadedConfig } from "./config/load-config.js";
+export { mibyanHome, configPath } from "./config/home.js";
+export { ConfigError } from "./config/config-error.js";
+export type { MibyanConfig } from "./config/config-schema.js";
+export { applyConfig } from "./config/apply-config.js";
+
+export { createMemoryLogger, createStderrLogger, type MemoryLogger } from "./util/logger.js";

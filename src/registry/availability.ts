@@ -1,0 +1,117 @@
+import type { CheckFn, Logger, ToolEntry } from "./types.js";
+import { describeThrown } from "../util/text.js";
+
+export type UnavailableCode = "missing_env" | "check_failed" | "check_threw" | "missing_dependency" | "not_registered";
+
+export interface Availability {
+  available: boolean;
+  code?: UnavailableCode;
+  /** Why the tool is unavailable, in words a user can act on. */
+  reason?: string;
+}
+
+export interface AvailabilityOptions {
+  /** How long a check's answer is reused across calls (default 30 s). */
+  ttlMs?: number;
+  /**
+   * How long after a successful check a *throwing* check still counts as
+   * available (default 60 s), so one transient fault does not pull a tool
+   * from the model mid-conversation. A check that returns `false` takes effect at once.
+   */
+  graceMs?: number;
+  now?: () => number;
+}
+
+interface CachedCheck {
+  available: boolean;
+  reason?: string;
+  code?: UnavailableCode;
+  checkedAt: number;
+  lastSuccessAt: number | undefined;
+}
+
+const AVAILABLE: Availability = Object.freeze({ available: true });
+
+/**
+ * Runs availability checks with two caches: a per-call memo (a check shared by
+ * many tools runs once per `getDefinitions` call) and a short-lived cache
+ * across calls, keyed by the check function itself.
+ */
+export class AvailabilityCache {
+  private readonly cache = new Map<CheckFn, CachedCheck>();
+  ttlMs: number;
+  graceMs: number;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly logger: () => Logger,
+    options: AvailabilityOptions = {},
+  ) {
+    this.ttlMs = options.ttlMs ?? 30_000;
+    this.graceMs = options.graceMs ?? 60_000;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Availability of one tool; pass the same `memo` for every tool of one listing. */
+  ofEntry(entry: ToolEntry, memo?: Map<CheckFn, Availability>, env: NodeJS.ProcessEnv = process.env): Availability {
+    for (const variable of entry.requiresEnv) {
+      const value = env[variable];
+      if (value === undefined || value === "") {
+        return { available: false, code: "missing_env", reason: `missing environment variable ${variable}` };
+      }
+    }
+    return entry.checkFn === undefined ? AVAILABLE : this.ofCheck(entry.checkFn, memo);
+  }
+
+  ofCheck(check: CheckFn, memo?: Map<CheckFn, Availability>): Availability {
+    const memoised = memo?.get(check);
+    if (memoised !== undefined) return memoised;
+    const answer = this.cachedOrRun(check);
+    memo?.set(check, answer);
+    return answer;
+  }
+
+  /** Forget every cached answer (after the environment changed, say). */
+  clear(): void {
+    this.cache.clear();
+  }
+
+  private cachedOrRun(check: CheckFn): Availability {
+    const now = this.now();
+    const cached = this.cache.get(check);
+    if (cached !== undefined && now - cached.checkedAt < this.ttlMs) return toAvailability(cached);
+    const lastSuccessAt = cached?.lastSuccessAt;
+    let entry: CachedCheck;
+    try {
+      const answer: unknown = check();
+      if (answer !== null && typeof answer === "object" && typeof (answer as { then?: unknown }).then === "function") {
+        entry = {
+          available: false,
+          code: "check_failed",
+          reason: "availability check returned a Promise; checks must be synchronous",
+          checkedAt: now,
+          lastSuccessAt,
+        };
+      } else if (answer) {
+        entry = { available: true, checkedAt: now, lastSuccessAt: now };
+      } else {
+        entry = { available: false, code: "check_failed", reason: "availability check failed", checkedAt: now, lastSuccessAt };
+      }
+    } catch (thrown) {
+      const reason = `availability check threw ${describeThrown(thrown)}`;
+      if (lastSuccessAt !== undefined && now - lastSuccessAt < this.graceMs) {
+        this.logger().warn(`${reason}; still treated as available (succeeded ${Math.round((now - lastSuccessAt) / 1000)} s ago)`);
+        entry = { available: true, checkedAt: now, lastSuccessAt };
+      } else {
+        entry = { available: false, code: "check_threw", reason, checkedAt: now, lastSuccessAt };
+      }
+    }
+    this.cache.set(check, entry);
+    return toAvailability(entry);
+  }
+}
+
+function toAvailability(cached: CachedCheck): Availability {
+  if (cached.available) return AVAILABLE;
+  return { available: false, code: cached.code, reason: cached.reason };
+}

@@ -1,0 +1,146 @@
+import type {
+  FunctionSchema,
+  JsonSchema,
+  MibyanToolOptions,
+  RegisterInput,
+  StandardSchemaLike,
+  ToolContext,
+  ToolDefinitionOptions,
+  ToolEntry,
+  ToolParameter,
+} from "./types.js";
+import { ToolDefinitionError } from "./errors.js";
+import { parametersToJsonSchema } from "../schema/parameters.js";
+import { isStandardSchema, standardSchemaToJsonSchema } from "../schema/standard-schema.js";
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const EMPTY_PARAMETERS: JsonSchema = Object.freeze({ type: "object", properties: {} });
+
+/**
+ * Turns either document's registration shape into one frozen `ToolEntry`.
+ * The first document's shape has `schema` + `handler(args, ctx)`; the second
+ * document's `ToolDefinition` has `description` + `parameters` + `handler(session, args)`.
+ */
+export function normalizeRegistration(input: RegisterInput): ToolEntry {
+  if (input === null || typeof input !== "object") {
+    throw new ToolDefinitionError("", "register() takes an object");
+  }
+  const name = input.name;
+  if (typeof name !== "string" || !TOOL_NAME.test(name)) {
+    throw new ToolDefinitionError(
+      typeof name === "string" ? name : "",
+      "name must be 1-64 characters of letters, digits, _ or - (what every provider accepts)",
+    );
+  }
+  if (typeof input.handler !== "function") throw new ToolDefinitionError(name, "handler must be a function");
+  const hasSchema = "schema" in input && input.schema !== undefined;
+  const hasParameters = "parameters" in input && input.parameters !== undefined;
+  if (hasSchema && hasParameters) {
+    throw new ToolDefinitionError(name, "give either `schema` (Mibyan shape) or `parameters` (ToolDefinition shape), not both");
+  }
+  return hasSchema ? fromMibyanShape(input as MibyanToolOptions) : fromDefinitionShape(input as ToolDefinitionOptions);
+}
+
+function fromMibyanShape(input: MibyanToolOptions): ToolEntry {
+  const { name, schema } = input;
+  if (schema === null || typeof schema !== "object") throw new ToolDefinitionError(name, "schema must be an object");
+  if (schema.name !== undefined && schema.name !== name) {
+    throw new ToolDefinitionError(name, `schema.name "${schema.name}" differs from the tool name`);
+  }
+  if (typeof schema.description !== "string" || schema.description.trim() === "") {
+    throw new ToolDefinitionError(name, "schema.description is the model-facing description and must be a non-empty string");
+  }
+  const { parameters, standardSchema } = resolveParameters(name, schema.parameters);
+  const handler = input.handler;
+  return buildEntry(input, {
+    description: input.description ?? schema.description,
+    schema: { name, description: schema.description, parameters },
+    standardSchema,
+    invokeHandler: (args, ctx) => handler(args, ctx),
+  });
+}
+
+function fromDefinitionShape(input: ToolDefinitionOptions): ToolEntry {
+  const { name } = input;
+  if (typeof input.description !== "string" || input.description.trim() === "") {
+    throw new ToolDefinitionError(name, "description must be a non-empty string (the model reads it)");
+  }
+  const { parameters, standardSchema } = resolveParameters(name, input.parameters);
+  const handler = input.handler;
+  return buildEntry(input, {
+    description: input.description,
+    schema: { name, description: input.description, parameters },
+    standardSchema,
+    invokeHandler: (args, ctx: ToolContext) => handler(ctx.session, args, ctx),
+  });
+}
+
+function resolveParameters(
+  name: string,
+  parameters: readonly ToolParameter[] | JsonSchema | StandardSchemaLike | undefined,
+): { parameters: JsonSchema; standardSchema?: StandardSchemaLike } {
+  if (parameters === undefined) return { parameters: EMPTY_PARAMETERS };
+  if (Array.isArray(parameters)) return { parameters: parametersToJsonSchema(name, parameters as readonly ToolParameter[]) };
+  if (isStandardSchema(parameters)) {
+    return { parameters: standardSchemaToJsonSchema(name, parameters), standardSchema: parameters };
+  }
+  if (parameters === null || typeof parameters !== "object") {
+    throw new ToolDefinitionError(name, "parameters must be a JSON Schema object, a list of parameters, or a Standard Schema (zod, ...)");
+  }
+  const schema = parameters as JsonSchema;
+  if (schema.type !== undefined && schema.type !== "object") {
+    throw new ToolDefinitionError(name, `parameters must describe an object (got type ${JSON.stringify(schema.type)})`);
+  }
+  if (schema.properties !== undefined && (schema.properties === null || typeof schema.properties !== "object")) {
+    throw new ToolDefinitionError(name, "parameters.properties must be an object");
+  }
+  if (schema.required !== undefined && !Array.isArray(schema.required)) {
+    throw new ToolDefinitionError(name, "parameters.required must be an array of property names");
+  }
+  return { parameters: schema.type === undefined ? { type: "object", ...schema } : schema };
+}
+
+function buildEntry(
+  input: RegisterInput,
+  parts: {
+    description: string;
+    schema: FunctionSchema;
+    standardSchema: StandardSchemaLike | undefined;
+    invokeHandler: ToolEntry["invokeHandler"];
+  },
+): ToolEntry {
+  const { name } = input;
+  if (input.checkFn !== undefined && typeof input.checkFn !== "function") {
+    throw new ToolDefinitionError(name, "checkFn must be a function");
+  }
+  if (input.requiresEnv !== undefined && !(Array.isArray(input.requiresEnv) && input.requiresEnv.every((v) => typeof v === "string"))) {
+    throw new ToolDefinitionError(name, "requiresEnv must be a list of environment variable names");
+  }
+  for (const key of ["maxResultChars", "timeoutMs"] as const) {
+    const value = input[key];
+    if (value !== undefined && !(Number.isFinite(value) && value >= 0)) {
+      throw new ToolDefinitionError(name, `${key} must be a non-negative number`);
+    }
+  }
+  const toolset = input.toolset ?? input.category ?? name;
+  const schema = Object.freeze({ ...parts.schema });
+  const entry: ToolEntry = {
+    name,
+    toolset,
+    category: input.category ?? toolset,
+    description: parts.description,
+    schema,
+    definition: Object.freeze({ type: "function" as const, function: schema }),
+    checkFn: input.checkFn,
+    requiresEnv: Object.freeze([...(input.requiresEnv ?? [])]),
+    emoji: input.emoji ?? "🔧",
+    maxResultChars: input.maxResultChars,
+    timeoutMs: input.timeoutMs,
+    parallelSafe: input.parallelSafe ?? false,
+    patchSchema: input.patchSchema,
+    source: input.source ?? { kind: "user" },
+    invokeHandler: parts.invokeHandler,
+    standardSchema: parts.standardSchema,
+  };
+  return Object.freeze(entry);
+}

@@ -1,0 +1,304 @@
+import type {
+  CallOptions,
+  CheckFn,
+  Logger,
+  OpenAIToolDefinition,
+  PostHook,
+  PreHook,
+  RegisterInput,
+  ToolCall,
+  ToolEntry,
+  ToolResult,
+  ToolSource,
+} from "./types.js";
+import { AvailabilityCache, type Availability, type AvailabilityOptions } from "./availability.js";
+import { normalizeRegistration } from "./normalize.js";
+import { AGENT_LOOP_TOOLS } from "../dispatch/agent-loop.js";
+import { HookSet, type HookKind } from "../dispatch/hooks.js";
+import { runToolCall, type CallOutcome, type DispatchHost } from "../dispatch/pipeline.js";
+import { renderResult } from "../dispatch/result.js";
+import { compileJsonSchemaValidator, compileStandardSchemaValidator, type ArgumentValidator } from "../schema/validator.js";
+import { ToolsetCatalog } from "../toolsets/catalog.js";
+import type { ToolIndex } from "../toolsets/types.js";
+import { createStderrLogger } from "../util/logger.js";
+
+export interface ToolRegistryOptions {
+  logger?: Logger;
+  /** Default cap on a result's length in characters (default 100,000). */
+  maxResultChars?: number;
+  /** Cap on error text sent to the model (default 2,000). */
+  maxErrorChars?: number;
+  /** Default per-call time limit in ms for tools without their own (default 0: none). */
+  defaultTimeoutMs?: number;
+  availability?: AvailabilityOptions;
+  /** Tool names only the agent loop may run (default: todo, memory, session_search, delegate_task). */
+  agentLoopTools?: readonly string[];
+  /**
+   * Whether plugin `id` may override built-in tools: the operator's
+   * `plugins.entries.<id>.allow_tool_override` in config.yaml. Default: deny.
+   */
+  allowPluginOverride?: (pluginId: string) => boolean;
+}
+
+export interface ListToolsFilter {
+  category?: string;
+  toolset?: string;
+}
+
+/** The outcome of one call, with the string the model receives. */
+export interface DispatchOutcome extends CallOutcome {
+  content: string;
+}
+
+/**
+ * Holds every tool and runs calls. One instance (`registry`) serves the
+ * process; tests and embedders create their own.
+ */
+export class ToolRegistry implements DispatchHost {
+  private readonly tools = new Map<string, ToolEntry>();
+  private readonly toolsetChecks = new Map<string, CheckFn>();
+  private readonly validators = new WeakMap<ToolEntry, ArgumentValidator>();
+  private sortedNamesCache: { generation: number; names: readonly string[] } = { generation: -1, names: [] };
+  private generationCounter = 0;
+
+  readonly hooks = new HookSet();
+  readonly availability: AvailabilityCache;
+  readonly toolsets: ToolsetCatalog;
+  logger: Logger;
+  maxResultChars: number;
+  maxErrorChars: number;
+  defaultTimeoutMs: number;
+  allowPluginOverride: (pluginId: string) => boolean;
+  /** Source stamped on registrations that name none (discovery sets `builtin` while importing built-ins). */
+  defaultSource: ToolSource = { kind: "user" };
+  private readonly agentLoopTools: Set<string>;
+
+  constructor(options: ToolRegistryOptions = {}) {
+    this.logger = options.logger ?? createStderrLogger();
+    this.maxResultChars = options.maxResultChars ?? 100_000;
+    this.maxErrorChars = options.maxErrorChars ?? 2_000;
+    this.defaultTimeoutMs = options.defaultTimeoutMs ?? 0;
+    this.allowPluginOverride = options.allowPluginOverride ?? (() => false);
+    this.agentLoopTools = new Set(options.agentLoopTools ?? AGENT_LOOP_TOOLS);
+    this.availability = new AvailabilityCache(() => this.logger, options.availability);
+    const index: ToolIndex = {
+      toolNames: () => this.names,
+      toolsInToolset: (toolset) => this.listTools({ toolset }).map((entry) => entry.name),
+      registeredToolsets: () => new Set([...this.tools.values()].map((entry) => entry.toolset)),
+      generation: () => this.generationCounter,
+    };
+    this.toolsets = new ToolsetCatalog(index);
+  }
+
+  // ---- registration -------------------------------------------------------
+
+  /**
+   * Registers a tool. A malformed definition throws `ToolDefinitionError`.
+   * A registration the rules refuse (shadowing another toolset's tool without
+   * `override`, a plugin replacing a built-in without the operator's opt-in)
+   * is logged as an error and returns `undefined`.
+   */
+  register<A = Record<string, unknown>>(input: RegisterInput<A>): ToolEntry | undefined {
+    const normalized = normalizeRegistration(input as RegisterInput);
+    const entry = input.source === undefined ? { ...normalized, source: this.defaultSource } : normalized;
+    const refusal = this.refusal(entry, input.override === true);
+    if (refusal !== undefined) {
+      this.logger.error(refusal);
+      return undefined;
+    }
+    const frozen = Object.freeze(entry);
+    this.tools.set(frozen.name, frozen);
+    if (frozen.checkFn !== undefined && !this.toolsetChecks.has(frozen.toolset)) {
+      this.toolsetChecks.set(frozen.toolset, frozen.checkFn);
+    }
+    this.generationCounter++;
+    return frozen;
+  }
+
+  registerMany(inputs: readonly RegisterInput[]): (ToolEntry | undefined)[] {
+    return inputs.map((input) => this.register(input));
+  }
+
+  private refusal(entry: ToolEntry, override: boolean): string | undefined {
+    const existing = this.tools.get(entry.name);
+    if (existing === undefined) return undefined;
+    if (entry.source.kind === "plugin" && existing.source.kind === "builtin") {
+      const id = entry.source.id;
+      if (!override) {
+        return `Plugin "${id}" tried to replace built-in tool "${entry.name}" without override: true; registration rejected`;
+      }
+      if (!this.allowPluginOverride(id)) {
+        return `Plugin "${id}" may not override built-in tool "${entry.name}": the operator must set plugins.entries.${id}.allow_tool_override: true in config.yaml; registration rejected`;
+      }
+      return undefined;
+    }
+    if (existing.toolset !== entry.toolset && !override) {
+      return `Tool "${entry.name}" of toolset "${entry.toolset}" would shadow the tool of the same name in toolset "${existing.toolset}"; registration rejected (pass override: true to replace it)`;
+    }
+    return undefined;
+  }
+
+  /** Removes a tool; the last tool of a toolset takes the toolset's check with it. */
+  deregister(name: string): boolean {
+    const entry = this.tools.get(name);
+    if (entry === undefined) return false;
+    this.tools.delete(name);
+    if (!this.toolsetHasTools(entry.toolset)) this.toolsetChecks.delete(entry.toolset);
+    this.generationCounter++;
+    return true;
+  }
+
+  private toolsetHasTools(toolset: string): boolean {
+    for (const entry of this.tools.values()) if (entry.toolset === toolset) return true;
+    return false;
+  }
+
+  // ---- lookup -------------------------------------------------------------
+
+  get(name: string): ToolEntry | undefined {
+    return this.tools.get(name);
+  }
+
+  has(name: string): boolean {
+    return this.tools.has(name);
+  }
+
+  get size(): number {
+    return this.tools.size;
+  }
+
+  /** Bumped on every registration and removal; caches key on it. */
+  get generation(): number {
+    return this.generationCounter;
+  }
+
+  /** Every tool name, sorted (the order definitions are emitted in, stable for prompt caching). */
+  get names(): readonly string[] {
+    if (this.sortedNamesCache.generation !== this.generationCounter) {
+      this.sortedNamesCache = { generation: this.generationCounter, names: Object.freeze([...this.tools.keys()].sort()) };
+    }
+    return this.sortedNamesCache.names;
+  }
+
+  listTools(filter: ListToolsFilter = {}): ToolEntry[] {
+    const out: ToolEntry[] = [];
+    for (const name of this.names) {
+      const entry = this.tools.get(name)!;
+      if (filter.category !== undefined && entry.category !== filter.category) continue;
+      if (filter.toolset !== undefined && entry.toolset !== filter.toolset) continue;
+      out.push(entry);
+    }
+    return out;
+  }
+
+  // ---- availability -------------------------------------------------------
+
+  availabilityOf(entryOrName: ToolEntry | string): Availability {
+    const entry = typeof entryOrName === "string" ? this.tools.get(entryOrName) : entryOrName;
+    if (entry === undefined) return { available: false, code: "not_registered", reason: "not registered" };
+    return this.availability.ofEntry(entry);
+  }
+
+  /** Whether a toolset's check passes. Never throws; a toolset with no registered tools is unavailable. */
+  isToolsetAvailable(toolset: string): boolean {
+    try {
+      if (!this.toolsetHasTools(toolset)) return false;
+      const check = this.toolsetChecks.get(toolset);
+      return check === undefined || this.availability.ofCheck(check).available;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * The available tools among `names`, sorted by name. Each distinct check
+   * runs at most once per call (and its answer is reused across calls for the TTL).
+   */
+  availableEntries(names: Iterable<string>): ToolEntry[] {
+    const wanted = names instanceof Set ? (names as ReadonlySet<string>) : new Set(names);
+    const memo = new Map<CheckFn, Availability>();
+    const out: ToolEntry[] = [];
+    for (const name of this.names) {
+      if (!wanted.has(name)) continue;
+      const entry = this.tools.get(name)!;
+      if ((entry.checkFn !== undefined || entry.requiresEnv.length > 0) && !this.availability.ofEntry(entry, memo).available) continue;
+      out.push(entry);
+    }
+    return out;
+  }
+
+  /** OpenAI-format definitions of the available tools among `names`. */
+  getDefinitions(names: Iterable<string>): OpenAIToolDefinition[] {
+    return this.availableEntries(names).map((entry) => entry.definition);
+  }
+
+  // ---- validation ---------------------------------------------------------
+
+  validatorFor(entry: ToolEntry): ArgumentValidator {
+    let validator = this.validators.get(entry);
+    if (validator === undefined) {
+      validator =
+        entry.standardSchema !== undefined
+          ? compileStandardSchemaValidator(entry.standardSchema)
+          : compileJsonSchemaValidator(entry.schema.parameters);
+      this.validators.set(entry, validator);
+    }
+    return validator;
+  }
+
+  lookup(name: string): ToolEntry | undefined {
+    return this.tools.get(name);
+  }
+
+  isAgentLoopTool(name: string): boolean {
+    return this.agentLoopTools.has(name);
+  }
+
+  // ---- calls --------------------------------------------------------------
+
+  /** Runs one call and returns the model-facing string (always well-formed; never rejects). */
+  async dispatch(name: string, args?: unknown, options?: CallOptions): Promise<string> {
+    return (await this.run(name, args, options)).content;
+  }
+
+  /** Runs one call and returns both the typed result and the model-facing string. */
+  async run(name: string, args?: unknown, options?: CallOptions): Promise<DispatchOutcome> {
+    const outcome = await runToolCall(this, name, args, options);
+    const maxResultChars = outcome.entry?.maxResultChars ?? this.maxResultChars;
+    const content = renderResult(outcome.call.name, outcome.result, { maxResultChars, maxErrorChars: this.maxErrorChars });
+    return { ...outcome, content };
+  }
+
+  /** The second document's `invoke(call, session)`: a typed ToolResult. */
+  async invoke(call: ToolCall, session?: unknown, options?: CallOptions): Promise<ToolResult> {
+    const callOptions: CallOptions = { ...options, session: session ?? options?.session, toolCallId: call.id ?? options?.toolCallId };
+    return (await runToolCall(this, call.name, call.arguments, callOptions)).result;
+  }
+
+  // ---- hooks --------------------------------------------------------------
+
+  /** Runs before every call: return undefined to pass, a (rewritten) call to proceed, null or throw to block. */
+  addPreHook(hook: PreHook): () => boolean {
+    this.hooks.addPre(hook);
+    return () => this.hooks.remove(hook, "pre");
+  }
+
+  /** Runs after every call that passed the pre-hooks: return undefined/null to keep the result, a ToolResult to replace it. */
+  addPostHook(hook: PostHook): () => boolean {
+    this.hooks.addPost(hook);
+    return () => this.hooks.remove(hook, "post");
+  }
+
+  /** The second document's names. */
+  registerPreHook(hook: PreHook): () => boolean {
+    return this.addPreHook(hook);
+  }
+
+  registerPostHook(hook: PostHook): () => boolean {
+    return this.addPostHook(hook);
+  }
+
+  removeHook(hook: PreHook | PostHook, kind?: HookKind): boolean {
+    return this.hooks.remove(hook, kind);
+  }
+}

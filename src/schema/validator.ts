@@ -1,0 +1,101 @@
+import { createRequire } from "node:module";
+import type { ErrorObject, ValidateFunction } from "ajv";
+import type { JsonSchema, StandardSchemaLike, ValidationIssue } from "../registry/types.js";
+import { isThenable } from "../util/text.js";
+
+/**
+ * A compiled argument validator. `validate` returns `undefined` when the
+ * arguments are valid, or the issues the model should fix. Standard Schema
+ * validators may answer asynchronously.
+ */
+export type ArgumentValidator = (args: Record<string, unknown>) => ValidationIssue[] | undefined | Promise<ValidationIssue[] | undefined>;
+
+type AjvInstance = import("ajv").default;
+let sharedAjv: AjvInstance | undefined;
+
+// Ajv is loaded on the first validation, not at import: listing tools must stay fast.
+function ajv(): AjvInstance {
+  if (sharedAjv === undefined) {
+    const require = createRequire(import.meta.url);
+    const AjvClass = (require("ajv") as { default: typeof import("ajv").default }).default;
+    sharedAjv = new AjvClass({ allErrors: true, strict: false, validateFormats: false, addUsedSchema: false });
+  }
+  return sharedAjv;
+}
+
+/** Compiles a JSON Schema into a validator (code generation, once per tool). */
+export function compileJsonSchemaValidator(schema: JsonSchema): ArgumentValidator {
+  const { $schema: _dialect, ...compilable } = schema;
+  const validate: ValidateFunction = ajv().compile(compilable);
+  return (args) => (validate(args) ? undefined : ajvIssues(validate.errors ?? []));
+}
+
+export function compileStandardSchemaValidator(schema: StandardSchemaLike): ArgumentValidator {
+  const standard = schema["~standard"];
+  return (args) => {
+    const outcome = standard.validate(args);
+    return isThenable(outcome) ? Promise.resolve(outcome).then(standardIssues) : standardIssues(outcome);
+  };
+}
+
+function standardIssues(outcome: Awaited<ReturnType<StandardSchemaLike["~standard"]["validate"]>>): ValidationIssue[] | undefined {
+  if (outcome.issues === undefined) return undefined;
+  return outcome.issues.map((issue) => ({
+    path: (issue.path ?? []).map((segment) => String(typeof segment === "object" ? segment.key : segment)).join("."),
+    message: issue.message,
+  }));
+}
+
+function ajvIssues(errors: readonly ErrorObject[]): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const seen = new Set<string>();
+  for (const error of errors) {
+    const issue = ajvIssue(error);
+    const key = `${issue.path}\u0000${issue.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    issues.push(issue);
+  }
+  return issues;
+}
+
+function ajvIssue(error: ErrorObject): ValidationIssue {
+  const base = pointerToPath(error.instancePath);
+  const join = (child: string) => (base === "" ? child : `${base}.${child}`);
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case "required":
+      return { path: join(String(params.missingProperty)), message: "is required", keyword: "required" };
+    case "additionalProperties":
+      return {
+        path: join(String(params.additionalProperty)),
+        message: "is not a parameter of this tool",
+        keyword: "additionalProperties",
+      };
+    case "enum":
+      return {
+        path: base,
+        message: `must be one of: ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`,
+        keyword: "enum",
+      };
+    case "type":
+      return { path: base, message: `must be of type ${String(params.type)}`, keyword: "type" };
+    default:
+      return { path: base, message: error.message ?? `fails ${error.keyword}`, keyword: error.keyword };
+  }
+}
+
+/** `/a/0/b~1c` → `a.0.b/c` — the model reads dotted paths more easily than JSON Pointers. */
+function pointerToPath(pointer: string): string {
+  if (pointer === "") return "";
+  return pointer
+    .slice(1)
+    .split("/")
+    .map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .join(".");
+}
+
+/** One line the model can act on: `query: is required; limit: must be <= 10`. */
+export function describeIssues(issues: readonly ValidationIssue[]): string {
+  return issues.map((issue) => (issue.path === "" ? issue.message : `${issue.path}: ${issue.message}`)).join("; ");
+}
