@@ -1,0 +1,560 @@
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import os from "node:os";
+import path from "node:path";
+
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+
+import {
+  ConfigError,
+  clearConfigCache,
+  configPath,
+  emptyConfig,
+  getConfig,
+  loadConfig,
+  mibyanHome,
+  validateConfig,
+} from "../src/config/index.js";
+
+const require = createRequire(import.meta.url);
+
+let root: string;
+let home: string;
+
+beforeEach(() => {
+  root = mkdtempSync(path.join(os.tmpdir(), "mibyan-config-"));
+  home = path.join(root, "profile");
+  mkdirSync(home);
+  clearConfigCache();
+});
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+  rmSync(root, { recursive: true, force: true });
+});
+
+function writeConfig(text: string, dir = home): string {
+  const file = path.join(dir, "config.yaml");
+  writeFileSync(file, text);
+  return file;
+}
+
+/** Loads `text` as config.yaml and returns the ConfigError it throws. */
+function errorFor(text: string): ConfigError {
+  writeConfig(text);
+  try {
+    loadConfig({ home });
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return err as ConfigError;
+  }
+  throw new Error("expected loadConfig to throw");
+}
+
+describe("yaml is loaded lazily", () => {
+  // First in the file on purpose: nothing before it has read a config file in this worker.
+  it("is not required until a config file exists", () => {
+    const yamlPath = require.resolve("yaml");
+    expect(require.cache[yamlPath]).toBeUndefined();
+    loadConfig({ home: path.join(root, "nowhere") });
+    writeConfig("");
+    loadConfig({ home });
+    expect(require.cache[yamlPath]).toBeUndefined();
+    writeConfig("terminal:\n  backend: local\n");
+    loadConfig({ home });
+    expect(require.cache[yamlPath]).toBeDefined();
+  });
+});
+
+describe("profile home", () => {
+  it("defaults to ~/.mibyan", () => {
+    expect(mibyanHome({ HOME: "/users/ada" })).toBe(path.join("/users/ada", ".mibyan"));
+    expect(mibyanHome({ HOME: "/users/ada", MIBYAN_HOME: "  " })).toBe(path.join("/users/ada", ".mibyan"));
+  });
+
+  it("takes MIBYAN_HOME, made absolute", () => {
+    expect(mibyanHome({ HOME: "/users/ada", MIBYAN_HOME: "/srv/mibyan" })).toBe("/srv/mibyan");
+    expect(mibyanHome({ HOME: "/users/ada", MIBYAN_HOME: "rel/dir" })).toBe(path.resolve("rel/dir"));
+  });
+
+  it("expands a leading ~ in MIBYAN_HOME", () => {
+    expect(mibyanHome({ HOME: "/users/ada", MIBYAN_HOME: "~/profiles/work" })).toBe("/users/ada/profiles/work");
+    expect(mibyanHome({ HOME: "/users/ada", MIBYAN_HOME: "~" })).toBe("/users/ada");
+    expect(mibyanHome({ HOME: "/users/ada", MIBYAN_HOME: "/a/~/b" })).toBe("/a/~/b");
+  });
+
+  it("configPath is config.yaml inside the home", () => {
+    expect(configPath("/srv/mibyan")).toBe(path.join("/srv/mibyan", "config.yaml"));
+  });
+
+  it("loadConfig follows MIBYAN_HOME from the env option", () => {
+    const file = writeConfig("tools:\n  max_concurrency: 3\n");
+    const loaded = loadConfig({ env: { HOME: root, MIBYAN_HOME: home } });
+    expect(loaded.path).toBe(file);
+    expect(loaded.config.tools.maxConcurrency).toBe(3);
+  });
+
+  it("loadConfig expands ~ in the home option and in MIBYAN_HOME", () => {
+    const file = writeConfig("terminal:\n  backend: docker\n");
+    const viaOption = loadConfig({ home: "~/profile", env: { HOME: root } });
+    expect(viaOption.path).toBe(file);
+    expect(viaOption.config.terminal.backend).toBe("docker");
+    const viaEnv = loadConfig({ env: { HOME: root, MIBYAN_HOME: "~/profile" } });
+    expect(viaEnv.path).toBe(file);
+  });
+
+  it("loadConfig defaults to ~/.mibyan under HOME", () => {
+    mkdirSync(path.join(root, ".mibyan"));
+    const file = writeConfig("terminal:\n  cwd: /work\n", path.join(root, ".mibyan"));
+    const loaded = loadConfig({ env: { HOME: root } });
+    expect(loaded.path).toBe(file);
+    expect(loaded.config.terminal.cwd).toBe("/work");
+  });
+});
+
+describe("loadConfig", () => {
+  it("gives the empty config for a missing file", () => {
+    const loaded = loadConfig({ home });
+    expect(loaded).toEqual({
+      path: path.join(home, "config.yaml"),
+      exists: false,
+      config: emptyConfig(),
+      warnings: [],
+    });
+    expect(loaded.config).toEqual({
+      plugins: { entries: {} },
+      toolsets: {},
+      tools: {},
+      terminal: { backend: "local" },
+    });
+  });
+
+  it("gives the empty config when the home itself does not exist", () => {
+    const loaded = loadConfig({ home: path.join(root, "missing", "deeper") });
+    expect(loaded.exists).toBe(false);
+    expect(loaded.config).toEqual(emptyConfig());
+  });
+
+  it("accepts an empty file and a comments-only file", () => {
+    writeConfig("");
+    const empty = loadConfig({ home });
+    expect(empty.exists).toBe(true);
+    expect(empty.config).toEqual(emptyConfig());
+    expect(empty.warnings).toEqual([]);
+    expect(empty.document).toEqual({});
+
+    writeConfig("# nothing configured yet\n\n# terminal:\n#   backend: docker\n");
+    const comments = loadConfig({ home });
+    expect(comments.config).toEqual(emptyConfig());
+    expect(comments.warnings).toEqual([]);
+  });
+
+  it("maps a full config onto the camelCase shape", () => {
+    writeConfig(`# full example
+plugins:
+  entries:
+    github:
+      enabled: true
+      allow_tool_override: false
+    my.plugin:
+      enabled: false
+toolsets:
+  enabled: [web, files]
+  disabled:
+    - terminal
+tools:
+  max_result_chars: 20000
+  timeout_seconds: 120
+  max_concurrency: 4
+  availability_ttl_seconds: 0
+terminal:
+  backend: docker
+  timeout_seconds: 1.5
+  max_output_chars: 50000
+  cwd: ~/projects
+`);
+    const loaded = loadConfig({ home });
+    expect(loaded.exists).toBe(true);
+    expect(loaded.warnings).toEqual([]);
+    expect(loaded.config).toEqual({
+      plugins: {
+        entries: {
+          github: { enabled: true, allowToolOverride: false },
+          "my.plugin": { enabled: false },
+        },
+      },
+      toolsets: { enabled: ["web", "files"], disabled: ["terminal"] },
+      tools: { maxResultChars: 20000, timeoutSeconds: 120, maxConcurrency: 4, availabilityTtlSeconds: 0 },
+      terminal: { backend: "docker", timeoutSeconds: 1.5, maxOutputChars: 50000, cwd: "~/projects" },
+    });
+    expect((loaded.document as { tools: unknown }).tools).toEqual({
+      max_result_chars: 20000,
+      timeout_seconds: 120,
+      max_concurrency: 4,
+      availability_ttl_seconds: 0,
+    });
+  });
+
+  it("treats null values as unset and empty sections as empty", () => {
+    writeConfig("tools:\n  timeout_seconds: ~\nterminal:\n  backend:\nplugins:\n  entries:\n    quiet:\ntoolsets:\n");
+    const loaded = loadConfig({ home });
+    expect(loaded.config).toEqual({
+      plugins: { entries: { quiet: {} } },
+      toolsets: {},
+      tools: {},
+      terminal: { backend: "local" },
+    });
+  });
+
+  it("keeps odd plugin ids as plain own keys", () => {
+    writeConfig('plugins:\n  entries:\n    "__proto__":\n      enabled: true\n    "123":\n      enabled: false\n');
+    const { config } = loadConfig({ home });
+    expect(Object.getPrototypeOf(config.plugins.entries)).toBe(Object.prototype);
+    expect(Object.hasOwn(config.plugins.entries, "__proto__")).toBe(true);
+    expect(config.plugins.entries["__proto__"]).toEqual({ enabled: true });
+    expect(config.plugins.entries["123"]).toEqual({ enabled: false });
+    expect(({} as Record<string, unknown>).enabled).toBeUndefined();
+  });
+
+  it("reports an unreadable config file as an io error", () => {
+    mkdirSync(path.join(home, "config.yaml"));
+    const err = (() => {
+      try {
+        loadConfig({ home });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).kind).toBe("io");
+  });
+});
+
+describe("type errors name file, line, column and key", () => {
+  const cases: Array<{ name: string; yaml: string; line: number; column: number; key: string; reason: string }> = [
+    {
+      name: "boolean",
+      yaml: "plugins:\n  entries:\n    foo:\n      enabled: true\n      allow_tool_override: yes\n",
+      line: 5,
+      column: 28,
+      key: "plugins.entries.foo.allow_tool_override",
+      reason: 'plugins.entries.foo.allow_tool_override must be a boolean (got "yes")',
+    },
+    {
+      name: "plugin entry not a mapping",
+      yaml: "plugins:\n  entries:\n    foo: true\n",
+      line: 3,
+      column: 10,
+      key: "plugins.entries.foo",
+      reason: "plugins.entries.foo must be a mapping (got true)",
+    },
+    {
+      name: "list of strings",
+      yaml: "toolsets:\n  enabled: web\n",
+      line: 2,
+      column: 12,
+      key: "toolsets.enabled",
+      reason: 'toolsets.enabled must be a list of strings (got "web")',
+    },
+    {
+      name: "list item",
+      yaml: "toolsets:\n  disabled:\n    - web\n    - 42\n",
+      line: 4,
+      column: 7,
+      key: "toolsets.disabled[1]",
+      reason: "toolsets.disabled[1] must be a non-empty string (got 42)",
+    },
+    {
+      name: "positive integer (fraction)",
+      yaml: "tools:\n  max_result_chars: 10.5\n",
+      line: 2,
+      column: 21,
+      key: "tools.max_result_chars",
+      reason: "tools.max_result_chars must be a positive integer (got 10.5)",
+    },
+    {
+      name: "positive integer (quoted)",
+      yaml: 'tools:\n  max_concurrency: "4"\n',
+      line: 2,
+      column: 20,
+      key: "tools.max_concurrency",
+      reason: 'tools.max_concurrency must be a positive integer (got "4")',
+    },
+    {
+      name: "positive integer (zero)",
+      yaml: "tools:\n  max_concurrency: 0\n",
+      line: 2,
+      column: 20,
+      key: "tools.max_concurrency",
+      reason: "tools.max_concurrency must be a positive integer (got 0)",
+    },
+    {
+      name: "non-negative number",
+      yaml: "tools:\n  timeout_seconds: -1\n",
+      line: 2,
+      column: 20,
+      key: "tools.timeout_seconds",
+      reason: "tools.timeout_seconds must be a non-negative number (got -1)",
+    },
+    {
+      name: "non-negative number (infinite)",
+      yaml: "tools:\n  availability_ttl_seconds: .inf\n",
+      line: 2,
+      column: 29,
+      key: "tools.availability_ttl_seconds",
+      reason: "tools.availability_ttl_seconds must be a non-negative number (got Infinity)",
+    },
+    {
+      name: "positive number",
+      yaml: "terminal:\n  timeout_seconds: 0\n",
+      line: 2,
+      column: 20,
+      key: "terminal.timeout_seconds",
+      reason: "terminal.timeout_seconds must be a positive number (got 0)",
+    },
+    {
+      name: "string",
+      yaml: "terminal:\n  backend: [local]\n",
+      line: 2,
+      column: 12,
+      key: "terminal.backend",
+      reason: "terminal.backend must be a non-empty string (got a list)",
+    },
+    {
+      name: "section not a mapping",
+      yaml: "terminal: local\n",
+      line: 1,
+      column: 11,
+      key: "terminal",
+      reason: 'terminal must be a mapping (got "local")',
+    },
+    {
+      name: "value through an alias",
+      yaml: "defaults: &limit big\ntools:\n  max_result_chars: *limit\n",
+      line: 3,
+      column: 21,
+      key: "tools.max_result_chars",
+      reason: 'tools.max_result_chars must be a positive integer (got "big")',
+    },
+  ];
+
+  for (const c of cases) {
+    it(c.name, () => {
+      const err = errorFor(c.yaml);
+      const file = path.join(home, "config.yaml");
+      expect(err.kind).toBe("type");
+      expect(err.file).toBe(file);
+      expect(err.key).toBe(c.key);
+      expect(err.reason).toBe(c.reason);
+      expect([err.line, err.column]).toEqual([c.line, c.column]);
+      expect(err.message).toBe(`${file}:${c.line}:${c.column}: ${c.reason}`);
+    });
+  }
+
+  it("reports the first error in document order", () => {
+    const err = errorFor("terminal:\n  backend: 1\ntools:\n  max_concurrency: -2\n");
+    expect(err.key).toBe("terminal.backend");
+    expect(err.line).toBe(2);
+  });
+
+  it("shows a file under HOME with ~", () => {
+    vi.stubEnv("HOME", root);
+    vi.stubEnv("USERPROFILE", root);
+    const profile = path.join(root, ".mibyan");
+    mkdirSync(profile);
+    writeConfig("plugins:\n  entries:\n    foo:\n      allow_tool_override: yes\n", profile);
+    expect(() => loadConfig()).toThrow(
+      `~${path.sep}.mibyan${path.sep}config.yaml:4:28: plugins.entries.foo.allow_tool_override must be a boolean (got "yes")`,
+    );
+  });
+
+  it("validateConfig returns every error without throwing", () => {
+    const result = validateConfig(
+      { tools: { max_concurrency: "x", timeout_seconds: -1 }, terminal: { cwd: "" } },
+      { file: "/x/config.yaml" },
+    );
+    expect(result.errors.map((e) => e.key)).toEqual([
+      "tools.max_concurrency",
+      "tools.timeout_seconds",
+      "terminal.cwd",
+    ]);
+    expect(result.errors[0]!.message).toBe('/x/config.yaml: tools.max_concurrency must be a positive integer (got "x")');
+  });
+});
+
+describe("document-level errors", () => {
+  it("reports a YAML syntax error with its line and column", () => {
+    const err = errorFor("tools:\n  max_concurrency: 2\nterminal: backend: local\n");
+    const file = path.join(home, "config.yaml");
+    expect(err.kind).toBe("syntax");
+    expect([err.line, err.column]).toEqual([3, 11]);
+    expect(err.file).toBe(file);
+    expect(err.message).toBe(
+      `${file}:3:11: invalid YAML: Nested mappings are not allowed in compact mappings:\n\n` +
+        "terminal: backend: local\n          ^",
+    );
+  });
+
+  it("reports misaligned keys with the offending line", () => {
+    const err = errorFor("terminal:\n  backend: local\n cwd: /tmp\n");
+    expect(err.kind).toBe("syntax");
+    expect([err.line, err.column]).toEqual([3, 1]);
+    expect(err.reason).toMatch(/^invalid YAML: All mapping items must start at the same column/);
+  });
+
+  it("reports an unclosed quote", () => {
+    const err = errorFor('tools:\n  max_concurrency: 2\nterminal:\n  backend: "local\n');
+    expect(err.kind).toBe("syntax");
+    expect(err.reason).toMatch(/^invalid YAML: Missing closing "quote/);
+    expect(err.line).toBeGreaterThanOrEqual(4);
+  });
+
+  it("rejects several documents in one file", () => {
+    const err = errorFor("tools: {}\n---\nterminal: {}\n");
+    expect(err.kind).toBe("syntax");
+    expect(err.message).toContain("multiple documents");
+  });
+
+  it("rejects a top level that is not a mapping", () => {
+    const list = errorFor("- tools\n- terminal\n");
+    expect(list.kind).toBe("not_mapping");
+    expect([list.line, list.column]).toEqual([1, 1]);
+    expect(list.reason).toBe("the top level must be a mapping of keys (got a list)");
+
+    const scalar = errorFor("\n\njust some text\n");
+    expect(scalar.kind).toBe("not_mapping");
+    expect([scalar.line, scalar.column]).toEqual([3, 1]);
+  });
+
+  it("rejects a duplicate key, naming its path and both lines", () => {
+    const err = errorFor("terminal:\n  backend: local\n  cwd: /tmp\n  backend: docker\n");
+    expect(err.kind).toBe("duplicate_key");
+    expect(err.key).toBe("terminal.backend");
+    expect([err.line, err.column]).toEqual([4, 3]);
+    expect(err.reason).toBe("duplicate key terminal.backend (first set on line 2)");
+  });
+
+  it("rejects duplicate keys in sections it does not know", () => {
+    const err = errorFor("mcp_servers:\n  fs:\n    command: a\n  fs:\n    command: b\n");
+    expect(err.kind).toBe("duplicate_key");
+    expect(err.key).toBe("mcp_servers.fs");
+    expect(err.line).toBe(4);
+  });
+
+  it("rejects duplicate top-level sections", () => {
+    const err = errorFor("tools: {}\nterminal: {}\ntools: {}\n");
+    expect(err.key).toBe("tools");
+    expect([err.line, err.column]).toEqual([3, 1]);
+  });
+});
+
+describe("unknown keys are warnings", () => {
+  it("suggests a close sibling", () => {
+    const file = writeConfig("terminal:\n  bakend: docker\n");
+    const loaded = loadConfig({ home });
+    expect(loaded.warnings).toEqual([`${file}:2:3: unknown key terminal.bakend; did you mean terminal.backend?`]);
+    expect(loaded.config.terminal.backend).toBe("local");
+  });
+
+  it("suggests the snake_case spelling of a camelCase key", () => {
+    writeConfig("tools:\n  maxResultChars: 100\n");
+    expect(loadConfig({ home }).warnings[0]).toMatch(
+      /unknown key tools\.maxResultChars; did you mean tools\.max_result_chars\?$/,
+    );
+  });
+
+  it("suggests inside plugin entries", () => {
+    writeConfig("plugins:\n  entries:\n    foo:\n      enabeld: true\n");
+    expect(loadConfig({ home }).warnings[0]).toMatch(
+      /:4:7: unknown key plugins\.entries\.foo\.enabeld; did you mean plugins\.entries\.foo\.enabled\?$/,
+    );
+  });
+
+  it("suggests the right section for a misplaced key", () => {
+    writeConfig("max_concurrency: 3\ntimeout_seconds: 5\n");
+    const { warnings } = loadConfig({ home });
+    expect(warnings[0]).toMatch(/:1:1: unknown key max_concurrency; did you mean tools\.max_concurrency\?$/);
+    expect(warnings[1]).toMatch(
+      /:2:1: unknown key timeout_seconds; did you mean tools\.timeout_seconds or terminal\.timeout_seconds\?$/,
+    );
+  });
+
+  it("warns without a suggestion when nothing is close, and keeps the section in document", () => {
+    writeConfig("approvals:\n  mode: ask\nmcp_servers:\n  fs:\n    command: npx\ntools:\n  max_concurrency: 2\n");
+    const loaded = loadConfig({ home });
+    expect(loaded.warnings.map((w) => w.replace(/^.*?:\d+:\d+: /, ""))).toEqual([
+      "unknown key approvals",
+      "unknown key mcp_servers",
+    ]);
+    expect(loaded.config.tools.maxConcurrency).toBe(2);
+    expect((loaded.document as Record<string, unknown>).mcp_servers).toEqual({ fs: { command: "npx" } });
+  });
+});
+
+describe("getConfig", () => {
+  it("memoises until the file changes", () => {
+    const file = writeConfig("tools:\n  max_concurrency: 2\n");
+    const first = getConfig(home);
+    expect(first.config.tools.maxConcurrency).toBe(2);
+    expect(getConfig(home)).toBe(first);
+
+    // Different size.
+    writeConfig("tools:\n  max_concurrency: 16\n");
+    const second = getConfig(home);
+    expect(second).not.toBe(first);
+    expect(second.config.tools.maxConcurrency).toBe(16);
+
+    // Same size, different content: caught by the modification time.
+    writeConfig("tools:\n  max_concurrency: 32\n");
+    const later = new Date(Date.now() + 5_000);
+    utimesSync(file, later, later);
+    const third = getConfig(home);
+    expect(third.config.tools.maxConcurrency).toBe(32);
+    expect(getConfig(home)).toBe(third);
+  });
+
+  it("notices a file appearing and disappearing", () => {
+    const missing = getConfig(home);
+    expect(missing.exists).toBe(false);
+    expect(getConfig(home)).toBe(missing);
+
+    const file = writeConfig("terminal:\n  backend: ssh\n");
+    const present = getConfig(home);
+    expect(present.exists).toBe(true);
+    expect(present.config.terminal.backend).toBe("ssh");
+
+    rmSync(file);
+    expect(getConfig(home).exists).toBe(false);
+  });
+
+  it("clearConfigCache forces a re-read", () => {
+    writeConfig("terminal:\n  backend: ssh\n");
+    const first = getConfig(home);
+    clearConfigCache();
+    const second = getConfig(home);
+    expect(second).not.toBe(first);
+    expect(second).toEqual(first);
+  });
+
+  it("returns a frozen result", () => {
+    writeConfig("toolsets:\n  enabled: [web]\n");
+    const loaded = getConfig(home);
+    expect(Object.isFrozen(loaded.config.toolsets.enabled)).toBe(true);
+    expect(() => loaded.config.toolsets.enabled!.push("x")).toThrow(TypeError);
+  });
+
+  it("defaults to the profile home from the environment", () => {
+    vi.stubEnv("MIBYAN_HOME", home);
+    const file = writeConfig("terminal:\n  max_output_chars: 10\n");
+    const loaded = getConfig();
+    expect(loaded.path).toBe(file);
+    expect(loaded.config.terminal.maxOutputChars).toBe(10);
+  });
+
+  it("does not cache errors", () => {
+    writeConfig("tools:\n  max_concurrency: nope\n");
+    expect(() => getConfig(home)).toThrow(ConfigError);
+    writeConfig("tools:\n  max_concurrency: 5\n");
+    expect(getConfig(home).config.tools.maxConcurrency).toBe(5);
+  });
+});
