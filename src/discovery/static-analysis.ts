@@ -31,7 +31,8 @@ async function parserFor(file: string): Promise<Parser> {
  */
 export async function analyzeModule(source: string, file: string): Promise<ModuleAnalysis> {
   const parser = await parserFor(file);
-  const program = parser.parse(source, { ecmaVersion: "latest", sourceType: "module", locations: false });
+  // The TypeScript plugin needs locations on.
+  const program = parser.parse(source, { ecmaVersion: "latest", sourceType: "module", locations: true });
   const tools: ModuleAnalysis["tools"] = [];
   for (const statement of program.body) {
     for (const call of topLevelCalls(statement)) {

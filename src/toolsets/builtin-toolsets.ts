@@ -1,0 +1,243 @@
+import type { ToolsetDefinition } from "./types.js";
+
+/**
+ * The built-in toolsets, composites and platform presets, as data.
+ *
+ * A static toolset's tools are also unioned with the registered tools of the
+ * same toolset name at resolution time, so a plugin tool registered under `web`
+ * joins `web` (and every composite or preset including `web`).
+ */
+export const BUILTIN_TOOLSETS: readonly ToolsetDefinition[] = [
+  // ---- Toolsets ---------------------------------------------------------------
+  {
+    name: "terminal",
+    description: "Run shell commands in the configured terminal backend and manage background processes.",
+    tools: ["terminal", "process"],
+    includes: [],
+    kind: "toolset",
+  },
+  {
+    name: "file",
+    description: "Read, write, patch and search files in the working directory.",
+    tools: ["read_file", "write_file", "patch", "search_files"],
+    includes: [],
+    kind: "toolset",
+  },
+  {
+    name: "code_execution",
+    description: "Run scripts that can call other tools programmatically.",
+    tools: ["execute_code"],
+    includes: [],
+    kind: "toolset",
+  },
+  {
+    name: "web",
+    description: "Search the web and extract the content of web pages.",
+    tools: ["web_search", "web_extract"],
+    includes: [],
+    kind: "toolset",
+  },
+  {
+    name: "browser",
+    description: "Drive a headless browser: navigate, inspect, click, type, scroll and look at pages.",
+    tools: [
+      "browser_navigate",
+      "browser_snapshot",
+      "browser_click",
+      "browser_type",
+      "browser_scroll",
+      "browser_back",
+      "browser_press",
+      "browser_close",
+      "browser_get_images",
+      "browser_vision",
+    ],
+    includes: [],
+    kind: "toolset",
+  },
+  {
+    name: "vision",
+    description: "Analyze images with a vision-capable model.",
+    tools: ["vision_analyze"],
+    includes: [],
+    kind: "toolset",
+  },
+  {
+    name: "image_gen",
+    description: "Generate images from text prompts.",
+    tools: ["image_generate"],
+    includes: [],
+    kind: "toolset",
+  },
+  {
+    name: "moa",
+    description: "Ask several models and combine their answers (mixture of agents); opt-in, not part of any preset.",
+    tools: ["mixture_of_agents"],
+    includes: [],
+    kind: "toolset",
+  },
+  {
+    name: "todo",
+    description: "Plan and track the tasks of the current session.",
+    tools: ["todo"],
+    includes: [],
+    kind: "toolset",
+  },
+  {
+    name: "memory",
+    description: "Read and write persistent memory that survives across sessions.",
+    tools: ["memory"],
+    includes: [],
+    kind: "toolset",
+  },
+  {
+    name: "session_search",
+    description: "Search past sessions to recall earlier conversations.",
+    tools: ["session_search"],
+    includes: [],
+    kind: "toolset",
+  },
+  {
+    name: "delegation",
+    description: "Delegate tasks to subagents that run in their own sessions.",
+    tools: ["delegate_task"],
+    includes: [],
+    kind: "toolset",
+  },
+  {
+    name: "clarify",
+    description: "Ask the user a clarifying question and wait for the answer (needs an interactive user).",
+    tools: ["clarify"],
+    includes: [],
+    kind: "toolset",
+  },
+  {
+    name: "skills",
+    description: "List, view and manage reusable skills.",
+    tools: ["skills_list", "skill_view", "skill_manage"],
+    includes: [],
+    kind: "toolset",
+  },
+  {
+    name: "cronjob",
+    description: "Schedule, list and cancel recurring agent jobs.",
+    tools: ["cronjob"],
+    includes: [],
+    kind: "toolset",
+  },
+  {
+    name: "tts",
+    description: "Turn text into speech audio.",
+    tools: ["text_to_speech"],
+    includes: [],
+    kind: "toolset",
+  },
+  {
+    name: "messaging",
+    description: "Send messages to connected messaging platforms (Telegram, Discord, Slack, ...).",
+    tools: ["send_message"],
+    includes: [],
+    kind: "toolset",
+  },
+
+  // ---- Composites -------------------------------------------------------------
+  {
+    name: "debugging",
+    description: "Investigate and fix problems: shell, files and web lookups.",
+    tools: [],
+    includes: ["terminal", "file", "web"],
+    kind: "composite",
+  },
+  {
+    name: "research",
+    description: "Find and read information: web search, a browser and image analysis.",
+    tools: [],
+    includes: ["web", "browser", "vision"],
+    kind: "composite",
+  },
+  {
+    name: "safe",
+    description:
+      "Everything except running commands or code: no terminal, no code execution, and no delegation or cron jobs (whose runs could use them).",
+    tools: [],
+    includes: [
+      "file",
+      "web",
+      "browser",
+      "vision",
+      "image_gen",
+      "moa",
+      "todo",
+      "memory",
+      "session_search",
+      "clarify",
+      "skills",
+      "tts",
+      "messaging",
+    ],
+    kind: "composite",
+  },
+  {
+    name: "core",
+    description: "The toolsets every Mibyan platform preset shares (coding, web, browser, planning, memory, delegation, skills).",
+    tools: [],
+    includes: [
+      "terminal",
+      "file",
+      "code_execution",
+      "web",
+      "browser",
+      "vision",
+      "todo",
+      "memory",
+      "session_search",
+      "delegation",
+      "skills",
+    ],
+    kind: "composite",
+  },
+
+  // ---- Platform presets -------------------------------------------------------
+  {
+    name: "mibyan-cli",
+    description: "The interactive terminal CLI: every core toolset plus images, cron jobs, clarifying questions, speech and messaging.",
+    tools: [],
+    includes: ["core", "image_gen", "cronjob", "clarify", "tts", "messaging"],
+    kind: "preset",
+  },
+  {
+    name: "mibyan-acp",
+    description: "Editor integration (Agent Client Protocol): the core toolsets only; no clarify, no tts, no messaging, no cron jobs, no image generation.",
+    tools: [],
+    includes: ["core"],
+    kind: "preset",
+  },
+  {
+    name: "mibyan-api-server",
+    description: "The HTTP API server: core toolsets plus images and cron jobs; no clarify (no interactive user), no tts, no messaging.",
+    tools: [],
+    includes: ["core", "image_gen", "cronjob"],
+    kind: "preset",
+  },
+  {
+    name: "mibyan-telegram",
+    description: "The Telegram gateway: core toolsets plus images, cron jobs, clarifying questions, voice replies and messaging.",
+    tools: [],
+    includes: ["core", "image_gen", "cronjob", "clarify", "tts", "messaging"],
+    kind: "preset",
+  },
+  {
+    name: "mibyan-discord",
+    description: "The Discord gateway: core toolsets plus images, cron jobs, clarifying questions, voice replies and messaging.",
+    tools: [],
+    includes: ["core", "image_gen", "cronjob", "clarify", "tts", "messaging"],
+    kind: "preset",
+  },
+  {
+    name: "mibyan-slack",
+    description: "The Slack gateway: core toolsets plus images, cron jobs, clarifying questions, voice replies and messaging.",
+    tools: [],
+    includes: ["core", "image_gen", "cronjob", "clarify", "tts", "messaging"],
+    kind: "preset",
+  },
+];

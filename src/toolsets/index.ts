@@ -1,0 +1,5 @@
+export type { ResolveResult, SelectOptions, ToolIndex, ToolsetDefinition, ToolsetOrigin } from "./types.js";
+export { BUILTIN_TOOLSETS } from "./builtin-toolsets.js";
+export { LEGACY_TOOLSETS } from "./legacy.js";
+export { closeMatches } from "./suggest.js";
+export { ToolsetCatalog } from "./catalog.js";
