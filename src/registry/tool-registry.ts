@@ -2,11 +2,13 @@ import type {
   CallOptions,
   CheckFn,
   Logger,
+  MibyanToolOptions,
   OpenAIToolDefinition,
   PostHook,
   PreHook,
   RegisterInput,
   ToolCall,
+  ToolDefinitionOptions,
   ToolEntry,
   ToolResult,
   ToolSource,
@@ -98,7 +100,10 @@ export class ToolRegistry implements DispatchHost {
    * `override`, a plugin replacing a built-in without the operator's opt-in)
    * is logged as an error and returns `undefined`.
    */
-  register<A = Record<string, unknown>>(input: RegisterInput<A>): ToolEntry | undefined {
+  register(input: MibyanToolOptions): ToolEntry | undefined;
+  register(input: ToolDefinitionOptions): ToolEntry | undefined;
+  register(input: RegisterInput): ToolEntry | undefined;
+  register(input: RegisterInput): ToolEntry | undefined {
     const normalized = normalizeRegistration(input as RegisterInput);
     const entry = input.source === undefined ? { ...normalized, source: this.defaultSource } : normalized;
     const refusal = this.refusal(entry, input.override === true);

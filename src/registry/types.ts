@@ -176,6 +176,8 @@ export interface MibyanToolOptions<A = Record<string, unknown>> extends CommonTo
   /** Model-facing schema; its description is the one the model sees. `name` defaults to the tool name. */
   schema: { name?: string; description: string; parameters?: JsonSchema | StandardSchemaLike };
   handler: ToolHandler<A>;
+  /** Marks this as the Mibyan shape (parameters live inside `schema`). */
+  parameters?: never;
   /** Registry metadata only; the model sees `schema.description`. */
   description?: string;
 }
@@ -185,6 +187,8 @@ export interface ToolDefinitionOptions<A = Record<string, unknown>> extends Comm
   description: string;
   parameters?: readonly ToolParameter[] | JsonSchema | StandardSchemaLike;
   handler: SessionToolHandler<A>;
+  /** Marks this as the ToolDefinition shape (no separate `schema`). */
+  schema?: never;
 }
 
 export type RegisterInput<A = Record<string, unknown>> = MibyanToolOptions<A> | ToolDefinitionOptions<A>;

@@ -1,0 +1,57 @@
+/**
+ * Neither Gemini nor OpenAI strict mode accepts `allOf`, but in tool schemas
+ * it almost always means "this object plus these extra properties" (zod's
+ * `.and()`, Pydantic inheritance). Such intersections flatten into a single
+ * object schema losslessly; whatever does not flatten cleanly is handed back
+ * so the caller can describe it instead of silently dropping it.
+ */
+import type { SchemaNode } from "./types.js";
+import { isPlainObject } from "./clone.js";
+
+export interface MergeResult {
+  merged: SchemaNode;
+  /** Keywords of later members that contradicted earlier ones, one entry per member. */
+  conflicts: SchemaNode[];
+}
+
+function same(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * Merges `members` (already dereferenced) into `base` (the node that held
+ * the `allOf`, minus the `allOf` itself). Nested `allOf`s of members are
+ * concatenated, not merged, so the caller's next pass handles them.
+ */
+export function mergeAllOf(base: SchemaNode, members: readonly SchemaNode[]): MergeResult {
+  const merged: SchemaNode = { ...base };
+  const conflicts: SchemaNode[] = [];
+  for (const member of members) {
+    const conflict: SchemaNode = {};
+    for (const [key, value] of Object.entries(member)) {
+      const current = merged[key];
+      if (current === undefined) {
+        merged[key] = value;
+      } else if (key === "properties" && isPlainObject(current) && isPlainObject(value)) {
+        const props: Record<string, unknown> = { ...current };
+        for (const [name, schema] of Object.entries(value)) {
+          if (props[name] === undefined || same(props[name], schema)) props[name] = schema;
+          // Same property constrained twice: intersect it on the next pass.
+          else props[name] = { allOf: [props[name], schema] };
+        }
+        merged.properties = props;
+      } else if (key === "required" && Array.isArray(current) && Array.isArray(value)) {
+        merged.required = [...new Set([...current, ...value])];
+      } else if (key === "allOf" && Array.isArray(current) && Array.isArray(value)) {
+        merged.allOf = [...current, ...value];
+      } else if (key === "description" || key === "title") {
+        // The outer node's annotation describes the whole; a member's adds nothing the model needs twice.
+        continue;
+      } else if (!same(current, value)) {
+        conflict[key] = value;
+      }
+    }
+    if (Object.keys(conflict).length > 0) conflicts.push(conflict);
+  }
+  return { merged, conflicts };
+}

@@ -1,0 +1,217 @@
+/**
+ * The built-in `terminal` tool: runs a shell command on the local machine and
+ * returns its merged output and exit code as a JSON string.
+ *
+ * Result shape (always a JSON object string):
+ *   { "output": string, "exit_code": number, "error": string | null, "status"?: "timeout" | "cancelled" }
+ *
+ * Later work slots in here: approval of dangerous commands (a pre-hook or a
+ * check before `runner`), other backends (pass another `CommandRunner`), PTY
+ * mode, background processes (what `timeout` > 600 will point to) and a
+ * per-task working directory (keyed on `ctx.taskId`, resolved where
+ * `resolveWorkdir` runs now).
+ */
+
+import { stat } from "node:fs/promises";
+import { isAbsolute } from "node:path";
+
+import { registry } from "../registry/singleton.js";
+import type { FunctionSchema, ToolContext } from "../registry/types.js";
+import { cleanTerminalOutput } from "../terminal/ansi.js";
+import { runLocal, type CommandRunner, type RunResult } from "../terminal/local-runner.js";
+
+export const DEFAULT_TIMEOUT_SECONDS = 180;
+export const MAX_FOREGROUND_TIMEOUT_SECONDS = 600;
+export const DEFAULT_MAX_OUTPUT_CHARS = 50_000;
+/** Share of the output cap kept from the start; the rest comes from the end. */
+export const OUTPUT_HEAD_RATIO = 0.2;
+
+export const TERMINAL_SCHEMA: FunctionSchema = {
+  name: "terminal",
+  description: [
+    "Run a shell command with bash on the local machine and get back its combined stdout and stderr (in the order they were printed) and its exit code.",
+    "Each call runs in a fresh non-interactive shell: stdin is closed, and `cd` or exported variables do not carry over to the next call. Use `workdir` to pick the directory and chain dependent steps with `&&`.",
+    `Output is capped at ${DEFAULT_MAX_OUTPUT_CHARS.toLocaleString("en-US")} characters: when it is longer, the beginning and the end are kept and the middle is replaced by an omission marker. Narrow large output yourself (grep, head, tail, wc -l, --quiet flags) rather than printing it whole.`,
+    `The command and every process it started are killed after \`timeout\` seconds (default ${DEFAULT_TIMEOUT_SECONDS}, maximum ${MAX_FOREGROUND_TIMEOUT_SECONDS}).`,
+    "Do not start long-running or never-ending work in the foreground (servers, file watchers, `tail -f`, `sleep` loops) and do not run interactive programs (editors, REPLs, pagers, prompts waiting for input): they only block until the timeout. Pass non-interactive flags such as `-y`, `--yes`, `--no-pager`, `--no-edit`.",
+    'Returns JSON: {"output": "...", "exit_code": 0, "error": null}; on a timeout or cancellation it also has "status" ("timeout" or "cancelled") and "error" explains what happened. A non-zero exit_code is not an error of the tool: read the output.',
+  ].join("\n\n"),
+  parameters: {
+    type: "object",
+    properties: {
+      command: {
+        type: "string",
+        description: "The bash command line to run, e.g. `ls -la src` or `npm test 2>&1 | tail -n 50`.",
+      },
+      timeout: {
+        type: "integer",
+        description: `Seconds before the command is killed. Default ${DEFAULT_TIMEOUT_SECONDS}, maximum ${MAX_FOREGROUND_TIMEOUT_SECONDS}.`,
+        minimum: 1,
+        // No `maximum` keyword on purpose: schema validation would refuse a larger
+        // value with a bare "must be <= 600", while the handler's own error tells the
+        // model what to do instead (run it as a background process).
+        default: DEFAULT_TIMEOUT_SECONDS,
+      },
+      workdir: {
+        type: "string",
+        description: "Absolute path of an existing directory to run the command in. Defaults to the agent's working directory.",
+      },
+    },
+    required: ["command"],
+    additionalProperties: false,
+  },
+};
+
+export interface TerminalToolResult {
+  output: string;
+  exit_code: number;
+  error: string | null;
+  status?: "timeout" | "cancelled";
+}
+
+export interface TerminalHandlerOptions {
+  /** The backend that runs the command. Default: `runLocal`. */
+  runner?: CommandRunner;
+  /** Output cap in characters. Default 50,000. */
+  maxOutputChars?: number;
+  /** The command's environment. Default: the current process's. */
+  env?: () => NodeJS.ProcessEnv;
+}
+
+/** Argument errors carry a message meant for the model. */
+class TerminalArgumentError extends Error {}
+
+function errorResult(message: string): string {
+  const result: TerminalToolResult = { output: "", exit_code: -1, error: message };
+  return JSON.stringify(result);
+}
+
+function validateCommand(value: unknown): string {
+  if (typeof value !== "string") {
+    throw new TerminalArgumentError(
+      `command must be a string, got ${value === null ? "null" : Array.isArray(value) ? "array" : typeof value}.`,
+    );
+  }
+  if (value.trim() === "") throw new TerminalArgumentError("command must not be empty.");
+  if (value.includes("\0")) throw new TerminalArgumentError("command must not contain NUL characters.");
+  return value;
+}
+
+function validateTimeout(value: unknown): number {
+  if (value === undefined || value === null) return DEFAULT_TIMEOUT_SECONDS;
+  let seconds: number;
+  if (typeof value === "number") seconds = value;
+  else if (typeof value === "string" && /^\s*\d+\s*$/.test(value)) seconds = Number(value);
+  else throw new TerminalArgumentError(`timeout must be a whole number of seconds, got ${JSON.stringify(value)}.`);
+  if (!Number.isInteger(seconds) || seconds < 1) {
+    throw new TerminalArgumentError(`timeout must be a whole number of seconds of at least 1, got ${seconds}.`);
+  }
+  if (seconds > MAX_FOREGROUND_TIMEOUT_SECONDS) {
+    throw new TerminalArgumentError(
+      `timeout of ${seconds} seconds exceeds the maximum of ${MAX_FOREGROUND_TIMEOUT_SECONDS} seconds for a foreground command. ` +
+        "Work that needs longer (servers, watchers, long builds) must be started as a background process instead of in the foreground; " +
+        `otherwise use a timeout of at most ${MAX_FOREGROUND_TIMEOUT_SECONDS}.`,
+    );
+  }
+  return seconds;
+}
+
+// C0 controls (including tab, newline, NUL) and DEL.
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
+
+/** Returns the working directory to use, or undefined for the default. */
+async function resolveWorkdir(value: unknown, _ctx: ToolContext | undefined): Promise<string | undefined> {
+  // Models often fill optional strings with "": treat that as "not given".
+  if (value === undefined || value === null || value === "") return undefined;
+  if (typeof value !== "string") throw new TerminalArgumentError(`workdir must be a string, got ${typeof value}.`);
+  if (CONTROL_CHARS.test(value)) {
+    throw new TerminalArgumentError("workdir must not contain NUL, newline or other control characters.");
+  }
+  if (!isAbsolute(value)) {
+    throw new TerminalArgumentError(`workdir must be an absolute path (starting with "/"), got ${JSON.stringify(value)}.`);
+  }
+  let info;
+  try {
+    info = await stat(value);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") throw new TerminalArgumentError(`workdir does not exist: ${value}`);
+    if (code === "EACCES") throw new TerminalArgumentError(`workdir is not accessible (permission denied): ${value}`);
+    throw new TerminalArgumentError(`workdir cannot be used: ${value} (${(err as Error).message})`);
+  }
+  if (!info.isDirectory()) throw new TerminalArgumentError(`workdir is not a directory: ${value}`);
+  return value;
+}
+
+function formatResult(run: RunResult, timeoutSeconds: number): string {
+  const result: TerminalToolResult = {
+    output: cleanTerminalOutput(run.output),
+    exit_code: run.exitCode,
+    error: null,
+  };
+  if (run.timedOut) {
+    result.error = `Command timed out after ${timeoutSeconds} seconds (process group killed)`;
+    result.status = "timeout";
+  } else if (run.aborted) {
+    result.error = "Command was cancelled (process group killed)";
+    result.status = "cancelled";
+  }
+  return JSON.stringify(result);
+}
+
+/** Builds a terminal handler; the registered tool uses the defaults. */
+export function createTerminalHandler(options: TerminalHandlerOptions = {}) {
+  const runner = options.runner ?? runLocal;
+  const maxOutputChars = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
+
+  return async function terminal(args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
+    let command: string;
+    let timeoutSeconds: number;
+    let cwd: string | undefined;
+    try {
+      const a = args ?? {};
+      command = validateCommand(a.command);
+      timeoutSeconds = validateTimeout(a.timeout);
+      cwd = await resolveWorkdir(a.workdir, ctx);
+    } catch (err) {
+      if (err instanceof TerminalArgumentError) return errorResult(err.message);
+      throw err;
+    }
+
+    let run: RunResult;
+    try {
+      run = await runner(command, {
+        cwd,
+        env: options.env?.(),
+        timeoutMs: timeoutSeconds * 1000,
+        signal: ctx?.signal,
+        maxOutputChars,
+        headRatio: OUTPUT_HEAD_RATIO,
+      });
+    } catch (err) {
+      return errorResult((err as Error).message);
+    }
+    return formatResult(run, timeoutSeconds);
+  };
+}
+
+/** The handler the registered `terminal` tool uses. */
+export const terminalHandler = createTerminalHandler();
+
+registry.register({
+  name: "terminal",
+  toolset: "terminal",
+  emoji: "💻",
+  parallelSafe: false,
+  description: "Run shell commands on the local machine (bash, merged output, capped, process-group timeouts).",
+  schema: TERMINAL_SCHEMA,
+  handler: terminalHandler,
+  // The handler enforces the command's own timeout (and kills the process group);
+  // this is only a backstop above the largest allowed timeout plus the kill grace.
+  timeoutMs: (MAX_FOREGROUND_TIMEOUT_SECONDS + 30) * 1000,
+  // The output is already capped at 50,000 characters; leave room for JSON escaping
+  // so the registry never cuts the JSON itself.
+  maxResultChars: 200_000,
+  source: { kind: "builtin" },
+});
