@@ -198,3 +198,24 @@ describe("handleFunctionCall", () => {
     expect(await handleFunctionCall("anything", {}, { registry })).toBe('{"error":"Error executing anything: Error: registry exploded"}');
   });
 });
+
+describe("strict-mode nulls", () => {
+  it("treats null for an optional parameter as not given, but keeps required nulls an error", async () => {
+    const registry = new ToolRegistry({ logger: createMemoryLogger() });
+    const seen: unknown[] = [];
+    registry.register({
+      name: "find",
+      toolset: "t",
+      schema: {
+        description: "find",
+        parameters: { type: "object", properties: { q: { type: "string" }, limit: { type: "integer" } }, required: ["q"] },
+      },
+      handler: (args) => { seen.push(args); return "ok"; },
+    });
+    expect(await registry.dispatch("find", '{"q":"x","limit":null}')).toBe("ok");
+    expect(seen).toEqual([{ q: "x" }]);
+    const bad = await registry.invoke({ name: "find", arguments: { q: null, limit: null } });
+    expect(bad.error?.kind).toBe("invalid_args");
+    expect(bad.error?.issues).toEqual([{ path: "q", message: "must be of type string", keyword: "type" }]);
+  });
+});

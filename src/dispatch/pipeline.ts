@@ -10,6 +10,7 @@ import type { ArgumentValidator } from "../schema/validator.js";
 import { describeIssues } from "../schema/validator.js";
 import { describeThrown, isThenable } from "../util/text.js";
 import { parseArguments } from "./arguments.js";
+import { withoutOptionalNulls } from "./optional-nulls.js";
 import { CallContext } from "./call-context.js";
 import { hookName, type HookSet } from "./hooks.js";
 import { fail, isToolResult, resultFromHandlerValue } from "./result.js";
@@ -120,7 +121,13 @@ async function checkAndRun(
     return fail(`Tool ${entry.name} could not validate its arguments: ${describeThrown(thrown)}`, "failed");
   }
   if (issues !== undefined && issues.length > 0) {
-    return fail(`Invalid arguments for ${entry.name}: ${describeIssues(issues)}`, "invalid_args", issues);
+    const retry = withoutOptionalNulls(entry.schema.parameters, call.arguments);
+    let retryIssues = retry === undefined ? issues : host.validatorFor(entry)(retry);
+    if (isThenable(retryIssues)) retryIssues = await retryIssues;
+    if (retryIssues !== undefined && retryIssues.length > 0) {
+      return fail(`Invalid arguments for ${entry.name}: ${describeIssues(retryIssues)}`, "invalid_args", retryIssues);
+    }
+    call.arguments = retry!;
   }
 
   const timeoutMs = options?.timeoutMs ?? entry.timeoutMs ?? host.defaultTimeoutMs;

@@ -13,6 +13,7 @@ import type {
   ToolResult,
   ToolSource,
 } from "./types.js";
+import { toRaw, type RawToolSchema } from "../adapters/raw.js";
 import { AvailabilityCache, type Availability, type AvailabilityOptions } from "./availability.js";
 import { normalizeRegistration } from "./normalize.js";
 import { AGENT_LOOP_TOOLS } from "../dispatch/agent-loop.js";
@@ -235,6 +236,15 @@ export class ToolRegistry implements DispatchHost {
   /** OpenAI-format definitions of the available tools among `names`. */
   getDefinitions(names: Iterable<string>): OpenAIToolDefinition[] {
     return this.availableEntries(names).map((entry) => entry.definition);
+  }
+
+  /**
+   * The second document's `export_schemas()`: every registered tool as a
+   * JSON-serialisable `{ name, description, category, toolset, parameters }`,
+   * sorted by name, for provider adapters to translate further.
+   */
+  exportSchemas(): RawToolSchema[] {
+    return this.listTools().map((entry) => toRaw({ schema: entry.schema, category: entry.category, toolset: entry.toolset }));
   }
 
   // ---- validation ---------------------------------------------------------
