@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { boot } from "./boot.js";
 import { describeThrown } from "../util/text.js";
@@ -10,9 +11,15 @@ function list(value: string): string[] {
   return items;
 }
 
+function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+  return manifest.version;
+}
+
 function buildProgram(): Command {
   const program = new Command("mibyan")
     .description("Run and inspect mibyan-tools: the tool runtime for LLM agents.")
+    .version(packageVersion(), "-V, --version", "print the version")
     .showHelpAfterError("(run mibyan --help for usage)")
     .exitOverride();
 
@@ -44,11 +51,13 @@ function buildProgram(): Command {
     .action(async (options: { enable?: string[]; disable?: string[]; format: (typeof FORMATS)[number] }) => {
       const runtime = await boot();
       const { getToolDefinitions } = await import("../definitions/get-tool-definitions.js");
-      const configured = runtime.config.config.toolsets;
+      // Flags replace config.yaml's toolsets section as a whole, so --enable x is never emptied by a configured disable.
+      const selection =
+        options.enable !== undefined || options.disable !== undefined ? { enabled: options.enable, disabled: options.disable } : runtime.config.config.toolsets;
       const definitions = getToolDefinitions({
         registry: runtime.registry,
-        enabledToolsets: options.enable ?? configured.enabled,
-        disabledToolsets: options.disable ?? configured.disabled,
+        enabledToolsets: selection.enabled,
+        disabledToolsets: selection.disabled,
         format: options.format,
       });
       process.stdout.write(`${JSON.stringify(definitions, null, 2)}\n`);

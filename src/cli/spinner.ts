@@ -36,6 +36,8 @@ export function startSpinner(
       clearTimeout(delay);
       if (interval !== undefined) clearInterval(interval);
       if (shown) stream.write("\r\x1b[2K");
+      // stop() runs twice on the normal path (before printing, then in `finally`): clear once.
+      shown = false;
     },
   };
 }
