@@ -219,3 +219,28 @@ describe("strict-mode nulls", () => {
     expect(bad.error?.issues).toEqual([{ path: "q", message: "must be of type string", keyword: "type" }]);
   });
 });
+
+describe("handler-written error JSON", () => {
+  it("is kept whole within the result cap, and truncated with its error kept beyond it", async () => {
+    const registry = new ToolRegistry({ logger: createMemoryLogger(), maxResultChars: 20_000 });
+    const output = "o".repeat(15_000);
+    registry.register({ name: "slowcmd", toolset: "t", schema: { description: "s" }, handler: () => JSON.stringify({ output, exit_code: 124, error: "timed out" }) });
+    const run = await registry.run("slowcmd");
+    expect(run.result.success).toBe(false);
+    expect(JSON.parse(run.content)).toEqual({ output, exit_code: 124, error: "timed out" });
+    registry.maxResultChars = 1_000;
+    const cut = JSON.parse(await registry.dispatch("slowcmd"));
+    expect(cut.error).toBe("timed out");
+    expect(cut.truncated).toBe(true);
+  });
+});
+
+describe("allowedTools", () => {
+  it("refuses tools outside the session's offered set", async () => {
+    const registry = setup();
+    registry.register({ name: "other", toolset: "t", schema: { description: "o" }, handler: () => "ran" });
+    const result = await registry.invoke({ name: "other" }, undefined, { allowedTools: ["add"] });
+    expect(result.error).toEqual({ kind: "unavailable", message: "Tool other is not enabled for this session" });
+    expect(await registry.dispatch("add", { a: 1, b: 1 }, { allowedTools: new Set(["add"]) })).toBe('{"sum":2}');
+  });
+});

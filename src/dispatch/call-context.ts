@@ -10,6 +10,7 @@ export class CallContext implements ToolContext {
   readonly taskId?: string;
   readonly toolCallId?: string;
   readonly session?: unknown;
+  readonly allowedTools?: ReadonlySet<string>;
   toolName: string;
   private controller?: AbortController;
   private readonly callerSignal?: AbortSignal;
@@ -22,6 +23,8 @@ export class CallContext implements ToolContext {
       this.toolCallId = options.toolCallId;
       this.session = options.session;
       this.callerSignal = options.signal;
+      const allowed = options.allowedTools;
+      if (allowed !== undefined) this.allowedTools = allowed instanceof Set ? allowed : new Set(allowed);
     }
   }
 

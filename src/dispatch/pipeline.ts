@@ -81,7 +81,10 @@ export async function runToolCall(
     ctx.toolName = call.name;
   }
 
-  const found = findEntry(host, call.name);
+  const found =
+    ctx.allowedTools !== undefined && !ctx.allowedTools.has(call.name)
+      ? fail(`Tool ${call.name} is not enabled for this session`, "unavailable")
+      : findEntry(host, call.name);
   let result: ToolResult;
   if (isToolResult(found)) result = found;
   else {

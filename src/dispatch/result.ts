@@ -2,6 +2,8 @@ import type { ToolError, ToolErrorKind, ToolResult, ValidationIssue } from "../r
 import { capText } from "../util/text.js";
 
 const TOOL_RESULT_KEYS = new Set(["success", "data", "error", "metadata"]);
+/** Larger string results are never parsed for an `error` field (they are passed on as successes). */
+const MAX_PARSED_RESULT_CHARS = 4_000_000;
 
 /** A successful result. */
 export function ok<T>(data: T, metadata?: Record<string, unknown>): ToolResult<T> {
@@ -67,7 +69,7 @@ function checkFailedResult(toolName: string, result: ToolResult): ToolResult {
 
 function stringResult(text: string): ToolResult {
   // Cheap pre-filter: only strings that look like an error object are parsed.
-  if (text.length < 65_536 && text.charCodeAt(0) === 123 /* { */ && text.includes('"error"')) {
+  if (text.length <= MAX_PARSED_RESULT_CHARS && text.charCodeAt(0) === 123 /* { */ && text.includes('"error"')) {
     try {
       const parsed = JSON.parse(text) as unknown;
       const error = (parsed as { error?: unknown }).error;
@@ -93,7 +95,9 @@ export interface RenderLimits {
  * over-long result becomes a JSON object with the head and tail kept.
  */
 export function renderResult(toolName: string, result: ToolResult, limits: RenderLimits): string {
-  if (!result.success) return renderError(result.error, limits.maxErrorChars, result.data);
+  // A handler that wrote its own error JSON (it may carry output and an exit code) keeps it, within the result cap.
+  const ownErrorJson = !result.success && result.error?.kind === "failed" && typeof result.data === "string";
+  if (!result.success && !ownErrorJson) return renderError(result.error, limits.maxErrorChars);
   let text: string;
   const data = result.data;
   if (typeof data === "string") text = data;
@@ -113,12 +117,11 @@ export function renderResult(toolName: string, result: ToolResult, limits: Rende
     }
     text = serialised;
   }
-  return text.length > limits.maxResultChars ? truncatedResult(text, limits.maxResultChars) : text;
+  if (text.length <= limits.maxResultChars) return text;
+  return truncatedResult(text, limits.maxResultChars, result.success ? undefined : capText(result.error!.message, limits.maxErrorChars));
 }
 
-function renderError(error: ToolError | undefined, maxErrorChars: number, data?: unknown): string {
-  // A handler that already produced its own error JSON keeps it (it may carry more fields, such as exit_code).
-  if (typeof data === "string" && error?.kind === "failed" && data.length <= maxErrorChars * 4) return data;
+function renderError(error: ToolError | undefined, maxErrorChars: number): string {
   const message = capText(error?.message ?? "Tool call failed", maxErrorChars);
   if (error?.issues !== undefined && error.issues.length > 0) {
     return JSON.stringify({ error: message, issues: error.issues.slice(0, 20).map(({ path, message: m }) => ({ path, message: m })) });
@@ -126,11 +129,12 @@ function renderError(error: ToolError | undefined, maxErrorChars: number, data?:
   return JSON.stringify({ error: message });
 }
 
-function truncatedResult(text: string, max: number): string {
+function truncatedResult(text: string, max: number, error?: string): string {
   const head = Math.floor(max * 0.4);
   const tail = max - head;
   const omitted = text.length - head - tail;
   return JSON.stringify({
+    ...(error === undefined ? {} : { error }),
     truncated: true,
     total_chars: text.length,
     omitted_chars: omitted,

@@ -92,6 +92,8 @@ export interface ToolContext {
   readonly toolCallId?: string;
   /** The embedder's session object (the second document's `AgentSession`). */
   readonly session?: unknown;
+  /** When set, the only tools this call (and calls it makes on the model's behalf) may reach. */
+  readonly allowedTools?: ReadonlySet<string>;
   /** The name of the tool being called. */
   readonly toolName: string;
 }
@@ -103,6 +105,12 @@ export interface CallOptions {
   taskId?: string;
   toolCallId?: string;
   session?: unknown;
+  /**
+   * The tools the model was offered (from `getToolDefinitions`). A call to any
+   * other tool is refused as `unavailable`, and tools that call tools (such as
+   * `execute_code`) pass the restriction on.
+   */
+  allowedTools?: ReadonlySet<string> | readonly string[];
   /** Overrides the tool's own time limit for this call (milliseconds; 0 disables). */
   timeoutMs?: number;
 }

@@ -1,0 +1,190 @@
+/**
+ * The built-in `execute_code` tool: runs a JavaScript program in a separate
+ * `node` process, where `await tools.<name>(args)` calls other tools through
+ * the registry (see src/code-execution/ and docs/execute-code.md).
+ *
+ * Result shape (always a JSON object string):
+ *   { "output": string, "exit_code": number, "tool_calls": number, "error": string | null,
+ *     "status"?: "timeout" | "cancelled" }
+ *
+ * Its schema lists the tools a program can call, so it registers a
+ * `patchSchema`: `getToolDefinitions` hands it the names of the tools that
+ * survived toolset filtering and availability checks, and the description is
+ * rebuilt to list only the allow-listed ones among them.
+ */
+
+import {
+  DEFAULT_CODE_TIMEOUT_SECONDS,
+  EXECUTE_CODE_TOOL,
+  MAX_CODE_TIMEOUT_SECONDS,
+  SANDBOX_TOOLS,
+  runCode,
+  type RunCodeResult,
+} from "../code-execution/run-code.js";
+import {
+  EXECUTE_CODE_SCHEMA,
+  FALLBACK_SUMMARIES,
+  firstSentence,
+  patchExecuteCodeSchema,
+  type SandboxToolSummary,
+} from "../code-execution/schema.js";
+import type { ToolRegistry } from "../registry/tool-registry.js";
+import { registry } from "../registry/singleton.js";
+import type { FunctionSchema, ToolContext, ToolEntry } from "../registry/types.js";
+import { cleanTerminalOutput } from "../terminal/ansi.js";
+
+export { EXECUTE_CODE_SCHEMA };
+
+export interface ExecuteCodeToolResult {
+  output: string;
+  exit_code: number;
+  tool_calls: number;
+  error: string | null;
+  status?: "timeout" | "cancelled";
+}
+
+export interface ExecuteCodeHandlerOptions {
+  /** Registry nested calls go through. Default: the process-wide `registry`. */
+  registry?: ToolRegistry;
+  /** Names added to the allow-list (`SANDBOX_TOOLS`); still only if registered and available. */
+  extraSandboxTools?: readonly string[];
+  /**
+   * The tools the model was given in this call's session, if the embedder knows
+   * them: programs may then call only those (the registry alone cannot tell
+   * which toolsets a session enabled).
+   */
+  allowedTools?: (ctx: ToolContext) => Iterable<string> | undefined;
+  /** Default 50. */
+  maxToolCalls?: number;
+  /** Default 50,000. */
+  maxOutputChars?: number;
+}
+
+class ExecuteCodeArgumentError extends Error {}
+
+function errorResult(message: string): string {
+  const result: ExecuteCodeToolResult = { output: "", exit_code: -1, tool_calls: 0, error: message };
+  return JSON.stringify(result);
+}
+
+function validateCode(value: unknown): string {
+  if (typeof value !== "string") {
+    throw new ExecuteCodeArgumentError(
+      `code must be a string of JavaScript, got ${value === null ? "null" : Array.isArray(value) ? "array" : typeof value}.`,
+    );
+  }
+  if (value.trim() === "") throw new ExecuteCodeArgumentError("code must not be empty.");
+  return value;
+}
+
+function validateTimeout(value: unknown): number {
+  if (value === undefined || value === null) return DEFAULT_CODE_TIMEOUT_SECONDS;
+  let seconds: number;
+  if (typeof value === "number") seconds = value;
+  else if (typeof value === "string" && /^\s*\d+\s*$/.test(value)) seconds = Number(value);
+  else throw new ExecuteCodeArgumentError(`timeout must be a whole number of seconds, got ${JSON.stringify(value)}.`);
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_CODE_TIMEOUT_SECONDS) {
+    throw new ExecuteCodeArgumentError(`timeout must be a whole number of seconds from 1 to ${MAX_CODE_TIMEOUT_SECONDS}, got ${seconds}.`);
+  }
+  return seconds;
+}
+
+/** The model-facing JSON string for a finished run. */
+export function formatExecuteCodeResult(run: RunCodeResult, timeoutSeconds: number): string {
+  const result: ExecuteCodeToolResult = {
+    output: cleanTerminalOutput(run.output),
+    exit_code: run.exitCode,
+    tool_calls: run.toolCalls,
+    error: run.error ?? null,
+  };
+  if (run.timedOut) {
+    result.error = `Program timed out after ${timeoutSeconds} seconds (process group killed)`;
+    result.status = "timeout";
+  } else if (run.aborted) {
+    result.error = "Program was cancelled (process group killed)";
+    result.status = "cancelled";
+  }
+  return JSON.stringify(result);
+}
+
+/** Builds an execute_code handler; the registered tool uses the defaults. */
+export function createExecuteCodeHandler(options: ExecuteCodeHandlerOptions = {}) {
+  return async function executeCode(args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
+    let code: string;
+    let timeoutSeconds: number;
+    try {
+      const a = args ?? {};
+      code = validateCode(a.code);
+      timeoutSeconds = validateTimeout(a.timeout);
+    } catch (err) {
+      if (err instanceof ExecuteCodeArgumentError) return errorResult(err.message);
+      throw err;
+    }
+    const run = await runCode({
+      code,
+      timeoutMs: timeoutSeconds * 1000,
+      signal: ctx?.signal,
+      registry: options.registry,
+      sessionId: ctx?.sessionId,
+      taskId: ctx?.taskId,
+      session: ctx?.session,
+      extraSandboxTools: options.extraSandboxTools,
+      // The session's own restriction (from dispatch) applies unless the embedder supplies one.
+      allowedTools: ctx === undefined ? undefined : (options.allowedTools?.(ctx) ?? ctx.allowedTools),
+      maxToolCalls: options.maxToolCalls,
+      maxOutputChars: options.maxOutputChars,
+    });
+    return formatExecuteCodeResult(run, timeoutSeconds);
+  };
+}
+
+/** The handler the registered `execute_code` tool uses. */
+export const executeCodeHandler = createExecuteCodeHandler();
+
+function namePattern(name: string): RegExp {
+  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`(?<![A-Za-z0-9_-])${escaped}(?![A-Za-z0-9_-])`);
+}
+
+/**
+ * The allow-listed tools among `availableTools`, each with the first sentence
+ * of its registered description. A sentence that names a tool outside
+ * `availableTools` is replaced by a neutral summary, so the description never
+ * mentions a tool the model cannot call.
+ */
+export function sandboxToolSummaries(
+  availableTools: ReadonlySet<string>,
+  lookup: (name: string) => ToolEntry | undefined = (name) => registry.get(name),
+  knownNames: Iterable<string> = registry.names,
+): SandboxToolSummary[] {
+  const forbidden = [...new Set([...knownNames, ...SANDBOX_TOOLS])].filter((name) => !availableTools.has(name)).map(namePattern);
+  return SANDBOX_TOOLS.filter((name) => name !== EXECUTE_CODE_TOOL && availableTools.has(name)).map((name) => {
+    const description = lookup(name)?.schema.description;
+    let summary = description === undefined ? "" : firstSentence(description);
+    if (summary === "" || forbidden.some((pattern) => pattern.test(summary))) summary = FALLBACK_SUMMARIES[name] ?? "";
+    return { name, summary };
+  });
+}
+
+/** The registered `patchSchema`: the schema rebuilt for the tools that survived filtering. */
+export function patchExecuteCodeForAvailable(schema: FunctionSchema, availableTools: ReadonlySet<string>): FunctionSchema {
+  return patchExecuteCodeSchema(schema, sandboxToolSummaries(availableTools));
+}
+
+registry.register({
+  name: "execute_code",
+  toolset: "code_execution",
+  emoji: "📜",
+  parallelSafe: false,
+  description: "Run a JavaScript program in a separate node process; it can call allow-listed tools through `tools.<name>(args)`.",
+  schema: EXECUTE_CODE_SCHEMA,
+  handler: executeCodeHandler,
+  patchSchema: patchExecuteCodeForAvailable,
+  // The handler enforces the program's own timeout (and kills its process group);
+  // this is only a backstop above the largest allowed timeout plus the kill grace.
+  timeoutMs: (MAX_CODE_TIMEOUT_SECONDS + 30) * 1000,
+  // The output is capped at 50,000 characters; leave room for JSON escaping so the
+  // registry never cuts the JSON itself.
+  maxResultChars: 200_000,
+  source: { kind: "builtin" },
+});
