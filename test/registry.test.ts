@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ToolDefinitionError, ToolRegistry, createMemoryLogger } from "../src/index.js";
+import { ToolDefinitionError, ToolRegistry, createMemoryLogger, defineTool } from "../src/index.js";
 
 function makeRegistry(options: ConstructorParameters<typeof ToolRegistry>[0] = {}) {
   const logger = createMemoryLogger();
@@ -175,5 +175,36 @@ describe("register (ToolDefinition shape)", () => {
       handler: () => "",
     });
     expect((registry.get("p")!.schema.parameters as { required: string[] }).required).toEqual(["a", "d"]);
+  });
+});
+
+describe("defineTool", () => {
+  it("types the handler's arguments from a zod schema and hands it zod's parsed value", async () => {
+    const { registry } = makeRegistry();
+    const tool = defineTool({
+      name: "forecast",
+      description: "Forecast for a city",
+      parameters: z.object({ city: z.string().trim(), days: z.number().int().default(3) }),
+      handler: (_session, args) => {
+        const city: string = args.city;
+        const days: number = args.days;
+        return { city, days };
+      },
+    });
+    registry.register(tool);
+    expect(await registry.dispatch("forecast", { city: "  Oslo " })).toBe('{"city":"Oslo","days":3}');
+  });
+
+  it("accepts an explicit argument type for parameter lists", async () => {
+    const { registry } = makeRegistry();
+    registry.register(
+      defineTool<{ query: string }>({
+        name: "lookup",
+        description: "Look up",
+        parameters: [{ name: "query", type: "string" }],
+        handler: (_session, { query }) => query.toUpperCase(),
+      }),
+    );
+    expect(await registry.dispatch("lookup", { query: "abc" })).toBe("ABC");
   });
 });

@@ -6,7 +6,7 @@ import type {
   ToolResult,
 } from "../registry/types.js";
 import type { Availability } from "../registry/availability.js";
-import type { ArgumentValidator } from "../schema/validator.js";
+import type { ArgumentValidator, ValidationOutcome } from "../schema/validator.js";
 import { describeIssues } from "../schema/validator.js";
 import { describeThrown, isThenable } from "../util/text.js";
 import { parseArguments } from "./arguments.js";
@@ -116,22 +116,25 @@ async function checkAndRun(
     if (!availability.available) return fail(`Tool ${entry.name} is unavailable: ${availability.reason}`, "unavailable");
   }
 
-  let issues;
+  let outcome: ValidationOutcome | Promise<ValidationOutcome>;
   try {
-    issues = host.validatorFor(entry)(call.arguments);
-    if (isThenable(issues)) issues = await issues;
+    outcome = host.validatorFor(entry)(call.arguments);
+    if (isThenable(outcome)) outcome = await outcome;
+    if (Array.isArray(outcome)) {
+      // OpenAI strict mode sends null for parameters the model leaves out: retry without those.
+      const retry = withoutOptionalNulls(entry.schema.parameters, call.arguments);
+      if (retry !== undefined) {
+        outcome = await host.validatorFor(entry)(retry);
+        if (!Array.isArray(outcome)) call.arguments = retry;
+      }
+    }
   } catch (thrown) {
     return fail(`Tool ${entry.name} could not validate its arguments: ${describeThrown(thrown)}`, "failed");
   }
-  if (issues !== undefined && issues.length > 0) {
-    const retry = withoutOptionalNulls(entry.schema.parameters, call.arguments);
-    let retryIssues = retry === undefined ? issues : host.validatorFor(entry)(retry);
-    if (isThenable(retryIssues)) retryIssues = await retryIssues;
-    if (retryIssues !== undefined && retryIssues.length > 0) {
-      return fail(`Invalid arguments for ${entry.name}: ${describeIssues(retryIssues)}`, "invalid_args", retryIssues);
-    }
-    call.arguments = retry!;
+  if (Array.isArray(outcome)) {
+    return fail(`Invalid arguments for ${entry.name}: ${describeIssues(outcome)}`, "invalid_args", outcome);
   }
+  if (outcome !== undefined) call.arguments = outcome.value;
 
   const timeoutMs = options?.timeoutMs ?? entry.timeoutMs ?? host.defaultTimeoutMs;
   if (timeoutMs > 0) ctx.ensureOwnSignal();

@@ -211,6 +211,8 @@ export interface StandardSchemaLike {
     readonly vendor: string;
     readonly validate: (value: unknown) => StandardResult | Promise<StandardResult>;
     readonly jsonSchema?: { readonly input: (options: { target: string }) => Record<string, unknown> };
+    /** Type-level only: what the schema accepts and what it parses into. */
+    readonly types?: { readonly input: unknown; readonly output: unknown };
   };
 }
 

@@ -4,11 +4,14 @@ import type { JsonSchema, StandardSchemaLike, ValidationIssue } from "../registr
 import { isThenable } from "../util/text.js";
 
 /**
- * A compiled argument validator. `validate` returns `undefined` when the
- * arguments are valid, or the issues the model should fix. Standard Schema
- * validators may answer asynchronously.
+ * What a validator answers: `undefined` (valid as given), the issues the model
+ * should fix, or `{ value }` — the arguments as the schema library parsed them
+ * (zod defaults and transforms applied), which the handler then receives.
  */
-export type ArgumentValidator = (args: Record<string, unknown>) => ValidationIssue[] | undefined | Promise<ValidationIssue[] | undefined>;
+export type ValidationOutcome = undefined | ValidationIssue[] | { value: Record<string, unknown> };
+
+/** A compiled argument validator. Standard Schema validators may answer asynchronously. */
+export type ArgumentValidator = (args: Record<string, unknown>) => ValidationOutcome | Promise<ValidationOutcome>;
 
 type AjvInstance = import("ajv").default;
 let sharedAjv: AjvInstance | undefined;
@@ -34,12 +37,15 @@ export function compileStandardSchemaValidator(schema: StandardSchemaLike): Argu
   const standard = schema["~standard"];
   return (args) => {
     const outcome = standard.validate(args);
-    return isThenable(outcome) ? Promise.resolve(outcome).then(standardIssues) : standardIssues(outcome);
+    return isThenable(outcome) ? Promise.resolve(outcome).then(standardOutcome) : standardOutcome(outcome);
   };
 }
 
-function standardIssues(outcome: Awaited<ReturnType<StandardSchemaLike["~standard"]["validate"]>>): ValidationIssue[] | undefined {
-  if (outcome.issues === undefined) return undefined;
+function standardOutcome(outcome: Awaited<ReturnType<StandardSchemaLike["~standard"]["validate"]>>): ValidationOutcome {
+  if (outcome.issues === undefined) {
+    const value = outcome.value;
+    return value !== null && typeof value === "object" && !Array.isArray(value) ? { value: value as Record<string, unknown> } : undefined;
+  }
   return outcome.issues.map((issue) => ({
     path: (issue.path ?? []).map((segment) => String(typeof segment === "object" ? segment.key : segment)).join("."),
     message: issue.message,
