@@ -10,11 +10,11 @@
 import type { FunctionSchema } from "../registry/types.js";
 import type { SchemaNode } from "./types.js";
 import { isPlainObject } from "./clone.js";
-import { objectParameters, hasNoProperties } from "./parameters.js";
-import { depthOf, refName, resolveLocalRef } from "./refs.js";
-import { mergeAllOf } from "./allOf.js";
-import { noteFor, render, withNotes } from "./notes.js";
-import { declaredTypes, inferType, isNullSchema, tupleItems } from "./shape.js";
+import { hasNoProperties } from "./parameters.js";
+import { refName } from "./refs.js";
+import { annotate, notesFor, render } from "./notes.js";
+import { declaredTypes, inferType, isNullSchema } from "./shape.js";
+import { anyValue, itemsOf, schemaWalker, unionOf, type RefSite, type WalkContext } from "./walk.js";
 
 export interface GeminiFunctionDeclaration {
   name: string;
@@ -85,38 +85,22 @@ const KEYWORDS_BY_TYPE: Readonly<Record<string, readonly string[]>> = {
   boolean: ["enum", "const"],
 };
 
-interface Context {
-  readonly root: SchemaNode;
-  /** Refs being expanded on the current path, outermost first. */
-  readonly stack: readonly string[];
-}
+const walker = schemaWalker({ recursionLimit: RECURSION_LIMIT, ref: convertRef, node: convertResolved });
+const convert = walker.convert;
 
 export function toGemini(schema: FunctionSchema): GeminiFunctionDeclaration {
-  const root = objectParameters(schema.parameters);
-  const parameters = convert(root, { root, stack: [] });
+  const parameters = walker.parameters(schema.parameters);
   const declaration: GeminiFunctionDeclaration = { name: schema.name, description: schema.description };
   if (!hasNoProperties(parameters) || parameters.anyOf !== undefined) declaration.parameters = parameters;
   return declaration;
 }
 
-function convert(input: unknown, ctx: Context): SchemaNode {
-  // `true` and a missing schema both mean "any value".
-  if (input === true || input === undefined) return anyValue(undefined, []);
-  if (!isPlainObject(input)) return anyValue(undefined, ["no value is accepted"]);
-  if (typeof input.$ref === "string") return convertRef(input, input.$ref, ctx);
-  if (Array.isArray(input.allOf)) return convertAllOf(input, input.allOf, ctx);
-  return convertResolved(input, ctx);
-}
-
-function convertRef(node: SchemaNode, ref: string, ctx: Context): SchemaNode {
-  const { $ref: _ref, ...siblings } = node;
-  const target = resolveLocalRef(ctx.root, ref);
-  if (!target) {
-    return convertResolved(siblings, ctx, [`refers to ${ref}, which is not part of this schema`]);
-  }
-  if (depthOf(ctx.stack, ref) >= RECURSION_LIMIT) return truncated(target, siblings, ref);
-  // Siblings of a $ref refine the target (draft 2019+), so they win on conflict.
-  return convert({ ...target, ...siblings }, { ...ctx, stack: [...ctx.stack, ref] });
+/** Gemini has no `$ref`, so every reference is inlined until recursion forces a cut. */
+function convertRef(site: RefSite, ctx: WalkContext): SchemaNode {
+  const { ref, siblings, target } = site;
+  if (!target) return convertResolved(siblings, ctx, [`refers to ${ref}, which is not part of this schema`]);
+  if (site.recursive) return truncated(target, siblings, ref);
+  return site.inline();
 }
 
 /** Where recursion is cut: a typed placeholder that still tells the model what belongs there. */
@@ -124,70 +108,25 @@ function truncated(target: SchemaNode, siblings: SchemaNode, ref: string): Schem
   const type = typeof target.type === "string" && target.type !== "null" ? target.type : "object";
   const out: SchemaNode = { type };
   if (type === "array") out.items = { type: "string" };
-  const description = withNotes(siblings.description ?? target.description, [
+  return annotate(out, siblings.description ?? target.description, [
     `a nested ${refName(ref)}; the structure repeats recursively and is not spelled out at this depth`,
   ]);
-  if (description) out.description = description;
-  return out;
 }
 
-function convertAllOf(node: SchemaNode, allOf: unknown[], ctx: Context): SchemaNode {
-  const { allOf: _allOf, ...base } = node;
-  const members: SchemaNode[] = [];
-  const notes: string[] = [];
-  let stack = ctx.stack;
-  for (const member of allOf) {
-    if (!isPlainObject(member)) continue;
-    if (typeof member.$ref !== "string") {
-      members.push(member);
-      continue;
-    }
-    const { $ref: ref, ...siblings } = member;
-    const target = resolveLocalRef(ctx.root, ref);
-    if (!target || depthOf(stack, ref) >= RECURSION_LIMIT) {
-      notes.push(`must also match ${refName(ref)}`);
-      continue;
-    }
-    stack = [...stack, ref];
-    members.push({ ...target, ...siblings });
-  }
-  const { merged, conflicts } = mergeAllOf(base, members);
-  for (const conflict of conflicts) notes.push(`must also match ${render(conflict)}`);
-  const out = convert(merged, { ...ctx, stack });
-  return appendNotes(out, notes);
-}
-
-function appendNotes(out: SchemaNode, notes: readonly string[]): SchemaNode {
-  const description = withNotes(out.description, notes);
-  if (description !== undefined) out.description = description;
-  return out;
-}
-
-/** A schema with no type of its own. Gemini needs a type; a string is always a valid instance of "any". */
-function anyValue(description: unknown, notes: readonly string[]): SchemaNode {
-  const out: SchemaNode = { type: "string" };
-  const text = withNotes(description, notes);
-  if (text !== undefined) out.description = text;
-  return out;
-}
-
-function convertResolved(node: SchemaNode, ctx: Context, extraNotes: readonly string[] = []): SchemaNode {
+function convertResolved(node: SchemaNode, ctx: WalkContext, extraNotes: readonly string[] = []): SchemaNode {
   const notes: string[] = [...extraNotes];
   let nullable = node.nullable === true;
 
-  const union = Array.isArray(node.anyOf) ? node.anyOf : Array.isArray(node.oneOf) ? node.oneOf : undefined;
+  const union = unionOf(node, notes);
   if (union) {
     const { anyOf: _a, oneOf: _o, ...rest } = node;
     const members = union.filter((m) => !isNullSchema(m));
     if (members.length < union.length) nullable = true;
-    if (Array.isArray(node.anyOf) && Array.isArray(node.oneOf)) {
-      notes.push(`must also match exactly one of ${render(node.oneOf)}`);
-    }
     // A union that is only "X or null" is Gemini's `nullable` X; hoist X so the node keeps a plain type.
     if (members.length === 1 && declaredTypes(rest) === undefined) {
       const out = convert({ ...(members[0] as SchemaNode), ...rest }, ctx);
       if (nullable) out.nullable = true;
-      return appendNotes(out, notes);
+      return annotate(out, out.description, notes);
     }
     if (members.length > 0) {
       const out = convertResolved(rest, ctx, notes);
@@ -230,11 +169,7 @@ function convertResolved(node: SchemaNode, ctx: Context, extraNotes: readonly st
   if (isPlainObject(node.properties)) convertProperties(node, node.properties, out, ctx);
   convertItems(node, out, notes, ctx);
 
-  for (const key of DESCRIBED) {
-    if (node[key] === undefined) continue;
-    const note = noteFor(key, node);
-    if (note) notes.push(note);
-  }
+  notes.push(...notesFor(node, DESCRIBED));
 
   if (out.type === undefined && out.anyOf === undefined) {
     const fallback = anyValue(node.description, notes);
@@ -242,13 +177,11 @@ function convertResolved(node: SchemaNode, ctx: Context, extraNotes: readonly st
     return fallback;
   }
   if (nullable) out.nullable = true;
-  const description = withNotes(node.description, notes);
-  if (description !== undefined) out.description = description;
-  return out;
+  return annotate(out, node.description, notes);
 }
 
 /** `type: ["string","integer"]` has no Gemini spelling; each type becomes an `anyOf` branch with its own keywords. */
-function splitTypes(node: SchemaNode, types: readonly string[], nullable: boolean, ctx: Context, notes: string[]): SchemaNode {
+function splitTypes(node: SchemaNode, types: readonly string[], nullable: boolean, ctx: WalkContext, notes: string[]): SchemaNode {
   const out: SchemaNode = {};
   out.anyOf = types.map((type) => {
     const branch: SchemaNode = { type };
@@ -258,14 +191,8 @@ function splitTypes(node: SchemaNode, types: readonly string[], nullable: boolea
   if (typeof node.title === "string") out.title = node.title;
   if (nullable) out.nullable = true;
   const inBranches = new Set(types.flatMap((t) => KEYWORDS_BY_TYPE[t] ?? []));
-  for (const key of DESCRIBED) {
-    if (node[key] === undefined || inBranches.has(key)) continue;
-    const note = noteFor(key, node);
-    if (note) notes.push(note);
-  }
-  const description = withNotes(node.description, notes);
-  if (description !== undefined) out.description = description;
-  return out;
+  notes.push(...notesFor(node, DESCRIBED.filter((key) => !inBranches.has(key))));
+  return annotate(out, node.description, notes);
 }
 
 /** `enum` and `const`: Gemini's `enum` holds strings only, and `null` is spelled `nullable`. */
@@ -291,7 +218,7 @@ function convertFormat(node: SchemaNode, out: SchemaNode, notes: string[]): void
   else notes.push(`format: ${node.format}`);
 }
 
-function convertProperties(node: SchemaNode, properties: Record<string, unknown>, out: SchemaNode, ctx: Context): void {
+function convertProperties(node: SchemaNode, properties: Record<string, unknown>, out: SchemaNode, ctx: WalkContext): void {
   const converted: Record<string, SchemaNode> = {};
   for (const [name, schema] of Object.entries(properties)) converted[name] = convert(schema, ctx);
   if (Object.keys(converted).length === 0) return;
@@ -308,15 +235,9 @@ function convertProperties(node: SchemaNode, properties: Record<string, unknown>
   }
 }
 
-function convertItems(node: SchemaNode, out: SchemaNode, notes: string[], ctx: Context): void {
-  const tuple = tupleItems(node);
-  if (isPlainObject(node.items) || typeof node.items === "boolean") {
-    out.items = convert(node.items, ctx);
-  } else if (tuple && tuple.length > 0) {
-    const branches = tuple.map((s) => convert(s, ctx));
-    out.items = branches.length === 1 ? (branches[0] as SchemaNode) : { anyOf: branches };
-    notes.push(`items in order: ${tuple.map(render).join(", ")}`);
-  }
+function convertItems(node: SchemaNode, out: SchemaNode, notes: string[], ctx: WalkContext): void {
+  const items = itemsOf(node, notes, (schema) => convert(schema, ctx));
+  if (items) out.items = items;
   // Gemini rejects an ARRAY without `items`; any value may be a string, so this narrows without lying.
-  if (out.type === "array" && out.items === undefined) out.items = { type: "string" };
+  else if (out.type === "array") out.items = { type: "string" };
 }

@@ -118,3 +118,21 @@ export function withNotes(description: unknown, notes: readonly string[]): strin
   const clause = `(${notes.join("; ")})`;
   return base ? `${base} ${clause}` : clause;
 }
+
+/** The notes for those of `keywords` that `node` sets, in the order given. */
+export function notesFor(node: SchemaNode, keywords: readonly string[]): string[] {
+  const notes: string[] = [];
+  for (const key of keywords) {
+    if (node[key] === undefined) continue;
+    const note = noteFor(key, node);
+    if (note) notes.push(note);
+  }
+  return notes;
+}
+
+/** Sets `out.description` to `description` plus `notes`, leaving it unset when both are empty. */
+export function annotate(out: SchemaNode, description: unknown, notes: readonly string[]): SchemaNode {
+  const text = withNotes(description, notes);
+  if (text !== undefined) out.description = text;
+  return out;
+}

@@ -11,11 +11,9 @@
 import type { FunctionSchema } from "../registry/types.js";
 import type { SchemaNode } from "./types.js";
 import { isPlainObject } from "./clone.js";
-import { objectParameters } from "./parameters.js";
-import { resolveLocalRef, refName } from "./refs.js";
-import { mergeAllOf } from "./allOf.js";
-import { noteFor, render, withNotes } from "./notes.js";
-import { declaredTypes, inferType, isNullSchema, tupleItems } from "./shape.js";
+import { annotate, notesFor } from "./notes.js";
+import { declaredTypes, inferType, isNullSchema } from "./shape.js";
+import { itemsOf, schemaWalker, unionOf, type RefSite, type WalkContext } from "./walk.js";
 
 export interface OpenAIStrictToolDefinition {
   type: "function";
@@ -67,70 +65,26 @@ const DESCRIBED = [
   "deprecated",
 ] as const;
 
-interface Context {
-  readonly root: SchemaNode;
-  /** Refs inlined on the current path; only refs with sibling keywords are inlined. */
-  readonly stack: readonly string[];
-}
+// Strict mode follows recursive refs itself; a ref is only inlined to carry its sibling keywords, and never into itself.
+const walker = schemaWalker({ recursionLimit: 1, ref: strictifyRef, node: strictifyResolved });
+const strictify = walker.convert;
 
 export function toOpenAIStrict(schema: FunctionSchema): OpenAIStrictToolDefinition {
-  const root = objectParameters(schema.parameters);
-  const parameters = strictify(root, { root, stack: [] });
+  const parameters = walker.parameters(schema.parameters);
   return {
     type: "function",
     function: { name: schema.name, description: schema.description, parameters, strict: true },
   };
 }
 
-function strictify(input: unknown, ctx: Context): SchemaNode {
-  // Strict mode rejects a schema without a type; a string is always a valid instance of "any".
-  if (input === true || input === undefined) return { type: "string" };
-  if (!isPlainObject(input)) return { type: "string", description: "(no value is accepted)" };
-  if (typeof input.$ref === "string") return strictifyRef(input, input.$ref, ctx);
-  if (Array.isArray(input.allOf)) return strictifyAllOf(input, input.allOf, ctx);
-  return strictifyResolved(input, ctx);
-}
-
-function strictifyRef(node: SchemaNode, ref: string, ctx: Context): SchemaNode {
-  const { $ref: _ref, ...siblings } = node;
-  const keys = Object.keys(siblings);
-  if (keys.length === 0) return { $ref: ref };
-  const target = resolveLocalRef(ctx.root, ref);
+function strictifyRef(site: RefSite): SchemaNode {
   // Strict mode refuses keywords beside a $ref, so the target is inlined under them.
   // When that would recurse (or cannot be resolved) only the bare ref survives.
-  if (!target || ctx.stack.includes(ref)) return { $ref: ref };
-  return strictify({ ...target, ...siblings }, { ...ctx, stack: [...ctx.stack, ref] });
+  if (Object.keys(site.siblings).length === 0 || !site.target || site.recursive) return { $ref: site.ref };
+  return site.inline();
 }
 
-function strictifyAllOf(node: SchemaNode, allOf: unknown[], ctx: Context): SchemaNode {
-  const { allOf: _allOf, ...base } = node;
-  const members: SchemaNode[] = [];
-  const notes: string[] = [];
-  let stack = ctx.stack;
-  for (const member of allOf) {
-    if (!isPlainObject(member)) continue;
-    if (typeof member.$ref !== "string") {
-      members.push(member);
-      continue;
-    }
-    const { $ref: ref, ...siblings } = member;
-    const target = resolveLocalRef(ctx.root, ref);
-    if (!target || stack.includes(ref)) {
-      notes.push(`must also match ${refName(ref)}`);
-      continue;
-    }
-    stack = [...stack, ref];
-    members.push({ ...target, ...siblings });
-  }
-  const { merged, conflicts } = mergeAllOf(base, members);
-  for (const conflict of conflicts) notes.push(`must also match ${render(conflict)}`);
-  const out = strictify(merged, { ...ctx, stack });
-  const description = withNotes(out.description, notes);
-  if (description !== undefined) out.description = description;
-  return out;
-}
-
-function strictifyResolved(node: SchemaNode, ctx: Context): SchemaNode {
+function strictifyResolved(node: SchemaNode, ctx: WalkContext): SchemaNode {
   const out: SchemaNode = {};
   const notes: string[] = [];
 
@@ -158,10 +112,8 @@ function strictifyResolved(node: SchemaNode, ctx: Context): SchemaNode {
     else notes.push(`format: ${node.format}`);
   }
 
-  const union = Array.isArray(node.anyOf) ? node.anyOf : Array.isArray(node.oneOf) ? node.oneOf : undefined;
+  const union = unionOf(node, notes);
   if (union) out.anyOf = union.map((m) => strictify(m, ctx));
-  // "Exactly one of" has no strict spelling; "any of" is the closest and usually equivalent for arguments.
-  if (Array.isArray(node.anyOf) && Array.isArray(node.oneOf)) notes.push(`must also match exactly one of ${render(node.oneOf)}`);
 
   const types = declaredTypes(out) ?? [];
   if (types.includes("object") || isPlainObject(node.properties)) strictifyObject(node, out, notes, ctx);
@@ -175,21 +127,15 @@ function strictifyResolved(node: SchemaNode, ctx: Context): SchemaNode {
     out[defs] = converted;
   }
 
-  for (const key of DESCRIBED) {
-    if (node[key] === undefined) continue;
-    const note = noteFor(key, node);
-    if (note) notes.push(note);
-  }
+  notes.push(...notesFor(node, DESCRIBED));
 
   const typed = out.type !== undefined || out.anyOf !== undefined || out.enum !== undefined || out.const !== undefined;
   if (!typed) out.type = "string";
 
-  const description = withNotes(node.description, notes);
-  if (description !== undefined) out.description = description;
-  return out;
+  return annotate(out, node.description, notes);
 }
 
-function strictifyObject(node: SchemaNode, out: SchemaNode, notes: string[], ctx: Context): void {
+function strictifyObject(node: SchemaNode, out: SchemaNode, notes: string[], ctx: WalkContext): void {
   out.type ??= "object";
   const source = isPlainObject(node.properties) ? node.properties : {};
   const required = new Set(Array.isArray(node.required) ? node.required : []);
@@ -207,18 +153,9 @@ function strictifyObject(node: SchemaNode, out: SchemaNode, notes: string[], ctx
   if (extra !== undefined && extra !== false) notes.push("no properties beyond those listed can be given here");
 }
 
-function strictifyArray(node: SchemaNode, out: SchemaNode, notes: string[], ctx: Context): void {
+function strictifyArray(node: SchemaNode, out: SchemaNode, notes: string[], ctx: WalkContext): void {
   out.type ??= "array";
-  const tuple = tupleItems(node);
-  if (isPlainObject(node.items) || typeof node.items === "boolean") {
-    out.items = strictify(node.items, ctx);
-  } else if (tuple && tuple.length > 0) {
-    const branches = tuple.map((s) => strictify(s, ctx));
-    out.items = branches.length === 1 ? (branches[0] as SchemaNode) : { anyOf: branches };
-    notes.push(`items in order: ${tuple.map(render).join(", ")}`);
-  } else {
-    out.items = { type: "string" };
-  }
+  out.items = itemsOf(node, notes, (schema) => strictify(schema, ctx)) ?? { type: "string" };
 }
 
 /**

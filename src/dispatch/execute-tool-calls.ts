@@ -27,8 +27,18 @@ export async function executeToolCalls(calls: readonly ToolCall[], options: Exec
   const outcomes: ToolCallOutcome[] = new Array(calls.length);
   const runOne = async (index: number): Promise<void> => {
     const call = calls[index]!;
-    const outcome = await handleFunctionCallDetailed(call.name, call.arguments, { ...options, registry: target, toolCallId: call.id });
-    outcomes[index] = { id: call.id, name: call.name, ...outcome };
+    const outcome = await handleFunctionCallDetailed(call.name, call.arguments, {
+      registry: target,
+      agentLoop: options.agentLoop,
+      signal: options.signal,
+      sessionId: options.sessionId,
+      taskId: options.taskId,
+      session: options.session,
+      allowedTools: options.allowedTools,
+      timeoutMs: options.timeoutMs,
+      toolCallId: call.id,
+    });
+    outcomes[index] = { id: call.id, name: call.name, content: outcome.content, isError: outcome.isError, result: outcome.result };
   };
 
   let index = 0;

@@ -4,7 +4,7 @@ import { registry as defaultRegistry } from "../registry/singleton.js";
 import { capText, describeThrown } from "../util/text.js";
 import type { AgentLoopHandler } from "./agent-loop.js";
 import { parseArguments } from "./arguments.js";
-import { fail, isToolResult, resultFromHandlerValue } from "./result.js";
+import { fail, resultFromHandlerValue } from "./result.js";
 
 export interface HandleFunctionCallOptions extends CallOptions {
   registry?: ToolRegistry;
@@ -56,11 +56,11 @@ async function runAgentLoopTool(
   options: HandleFunctionCallOptions,
 ): Promise<FunctionCallOutcome> {
   const parsed = parseArguments(name, args);
-  if (isToolResult(parsed)) {
-    const content = JSON.stringify({ error: parsed.error?.message });
-    return { content, isError: true, result: parsed };
+  if (!parsed.ok) {
+    const content = JSON.stringify({ error: parsed.result.error?.message });
+    return { content, isError: true, result: parsed.result };
   }
-  const content = await handler(parsed, {
+  const content = await handler(parsed.args, {
     signal: options.signal,
     sessionId: options.sessionId,
     taskId: options.taskId,

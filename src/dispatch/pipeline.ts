@@ -1,10 +1,4 @@
-import type {
-  CallOptions,
-  Logger,
-  ParsedToolCall,
-  ToolEntry,
-  ToolResult,
-} from "../registry/types.js";
+import type { CallOptions, Logger, ParsedToolCall, PostHook, PreHook, ToolEntry, ToolResult, ValidationIssue } from "../registry/types.js";
 import type { Availability } from "../registry/availability.js";
 import type { ArgumentValidator, ValidationOutcome } from "../schema/validator.js";
 import { describeIssues } from "../schema/validator.js";
@@ -37,105 +31,176 @@ export interface CallOutcome {
  * One tool call, start to end: pre-hooks → agent-loop guard → lookup →
  * availability → validation → handler (time limit, cancellation) → post-hooks.
  * Never throws and never rejects: every failure is a ToolResult.
- * Awaits only where a hook, validator or handler actually returned a promise.
+ *
+ * Each step returns a plain value when nothing it called returned a promise,
+ * and a promise otherwise, so a synchronous tool with synchronous hooks costs
+ * no microtask turns; only the caller's single `await` remains.
  */
-export async function runToolCall(
+export function runToolCall(
   host: DispatchHost,
   name: string,
   rawArguments: unknown,
   options?: CallOptions,
-): Promise<CallOutcome> {
+): CallOutcome | Promise<CallOutcome> {
   const parsed = parseArguments(name, rawArguments);
-  let call: ParsedToolCall = { id: options?.toolCallId, name, arguments: {} };
-  if (isToolResult(parsed)) return { call, result: parsed };
-  call.arguments = parsed;
+  const call: ParsedToolCall = { id: options?.toolCallId, name, arguments: parsed.ok ? parsed.args : {} };
+  if (!parsed.ok) return { call, result: parsed.result };
   if (options?.signal?.aborted) {
     return { call, result: fail(`Tool ${name} was cancelled before it started`, "cancelled") };
   }
   const ctx = new CallContext(name, options);
+  const hooked = runPreHooks(host, call, ctx, 0);
+  return isThenable(hooked) ? hooked.then((state) => afterPreHooks(host, state, ctx, options)) : afterPreHooks(host, hooked, ctx, options);
+}
 
+interface PreHookState {
+  call: ParsedToolCall;
+  blocked?: ToolResult;
+}
+
+function runPreHooks(host: DispatchHost, initial: ParsedToolCall, ctx: CallContext, start: number): PreHookState | Promise<PreHookState> {
   const preHooks = host.hooks.pre;
-  for (let i = 0; i < preHooks.length; i++) {
+  let call = initial;
+  for (let i = start; i < preHooks.length; i++) {
     const hook = preHooks[i]!;
     let answer: unknown;
     try {
       answer = hook(call, ctx);
-      if (isThenable(answer)) answer = await answer;
     } catch (thrown) {
-      return { call, result: fail(`Tool call ${call.name} blocked by pre-hook ${hookName(hook)}: ${describeThrown(thrown)}`, "blocked") };
+      return preHookThrew(call, hook, thrown);
     }
-    if (answer === undefined) continue;
-    if (answer === null) {
-      return { call, result: fail(`Tool call ${call.name} was blocked by pre-hook ${hookName(hook)}`, "blocked") };
+    if (isThenable(answer)) {
+      const current = call;
+      return Promise.resolve(answer).then(
+        (settled) => {
+          const state = applyPreHookAnswer(current, hook, settled, ctx);
+          return state.blocked === undefined ? runPreHooks(host, state.call, ctx, i + 1) : state;
+        },
+        (thrown: unknown) => preHookThrew(current, hook, thrown),
+      );
     }
-    if (!isParsedCall(answer)) {
-      return {
-        call,
-        result: fail(
-          `Pre-hook ${hookName(hook)} returned an invalid value for ${call.name}; it must return a tool call, null (block) or undefined (pass)`,
-          "blocked",
-        ),
-      };
-    }
-    call = answer.id === undefined && call.id !== undefined ? { ...answer, id: call.id } : answer;
-    ctx.toolName = call.name;
+    const state = applyPreHookAnswer(call, hook, answer, ctx);
+    if (state.blocked !== undefined) return state;
+    call = state.call;
   }
-
-  const found =
-    ctx.allowedTools !== undefined && !ctx.allowedTools.has(call.name)
-      ? fail(`Tool ${call.name} is not enabled for this session`, "unavailable")
-      : findEntry(host, call.name);
-  let result: ToolResult;
-  if (isToolResult(found)) result = found;
-  else {
-    result = await checkAndRun(host, found, call, ctx, options);
-  }
-  result = await runPostHooks(host, call, result, ctx);
-  return isToolResult(found) ? { call, result } : { call, result, entry: found };
+  return { call };
 }
 
-function findEntry(host: DispatchHost, name: string): ToolEntry | ToolResult {
-  if (host.isAgentLoopTool(name)) {
-    return fail(
-      `${name} is an agent-loop tool: the agent loop must handle it (pass an agentLoop handler to handleFunctionCall); the registry cannot run it`,
+function preHookThrew(call: ParsedToolCall, hook: PreHook, thrown: unknown): PreHookState {
+  return { call, blocked: fail(`Tool call ${call.name} blocked by pre-hook ${hookName(hook)}: ${describeThrown(thrown)}`, "blocked") };
+}
+
+function applyPreHookAnswer(call: ParsedToolCall, hook: PreHook, answer: unknown, ctx: CallContext): PreHookState {
+  if (answer === undefined) return { call };
+  if (answer === null) return { call, blocked: fail(`Tool call ${call.name} was blocked by pre-hook ${hookName(hook)}`, "blocked") };
+  if (!isParsedCall(answer)) {
+    return {
+      call,
+      blocked: fail(
+        `Pre-hook ${hookName(hook)} returned an invalid value for ${call.name}; it must return a tool call, null (block) or undefined (pass)`,
+        "blocked",
+      ),
+    };
+  }
+  const next = answer.id === undefined && call.id !== undefined ? { ...answer, id: call.id } : answer;
+  ctx.toolName = next.name;
+  return { call: next };
+}
+
+function afterPreHooks(host: DispatchHost, state: PreHookState, ctx: CallContext, options: CallOptions | undefined): CallOutcome | Promise<CallOutcome> {
+  const { call } = state;
+  if (state.blocked !== undefined) return { call, result: state.blocked };
+  let entry: ToolEntry | undefined;
+  let result: ToolResult | Promise<ToolResult>;
+  if (ctx.allowedTools !== undefined && !ctx.allowedTools.has(call.name)) {
+    result = fail(`Tool ${call.name} is not enabled for this session`, "unavailable");
+  } else if (host.isAgentLoopTool(call.name)) {
+    result = fail(
+      `${call.name} is an agent-loop tool: the agent loop must handle it (pass an agentLoop handler to handleFunctionCall); the registry cannot run it`,
       "agent_loop",
     );
+  } else {
+    entry = host.lookup(call.name);
+    result = entry === undefined ? fail(`Unknown tool: ${call.name}`, "unknown_tool") : checkAndRun(host, entry, call, ctx, options);
   }
-  return host.lookup(name) ?? fail(`Unknown tool: ${name}`, "unknown_tool");
+  if (isThenable(result)) return result.then((settled) => afterRun(host, call, settled, ctx, entry));
+  return afterRun(host, call, result, ctx, entry);
 }
 
-async function checkAndRun(
+function afterRun(host: DispatchHost, call: ParsedToolCall, result: ToolResult, ctx: CallContext, entry: ToolEntry | undefined): CallOutcome | Promise<CallOutcome> {
+  const final = runPostHooks(host, call, result, ctx, 0);
+  if (isThenable(final)) return final.then((settled) => ({ call, result: settled, entry }));
+  return { call, result: final, entry };
+}
+
+function checkAndRun(
   host: DispatchHost,
   entry: ToolEntry,
   call: ParsedToolCall,
   ctx: CallContext,
   options: CallOptions | undefined,
-): Promise<ToolResult> {
+): ToolResult | Promise<ToolResult> {
   if (entry.checkFn !== undefined || entry.requiresEnv.length > 0) {
     const availability = host.availabilityOf(entry);
     if (!availability.available) return fail(`Tool ${entry.name} is unavailable: ${availability.reason}`, "unavailable");
   }
-
   let outcome: ValidationOutcome | Promise<ValidationOutcome>;
   try {
     outcome = host.validatorFor(entry)(call.arguments);
-    if (isThenable(outcome)) outcome = await outcome;
-    if (Array.isArray(outcome)) {
-      // OpenAI strict mode sends null for parameters the model leaves out: retry without those.
-      const retry = withoutOptionalNulls(entry.schema.parameters, call.arguments);
-      if (retry !== undefined) {
-        outcome = await host.validatorFor(entry)(retry);
-        if (!Array.isArray(outcome)) call.arguments = retry;
-      }
-    }
   } catch (thrown) {
-    return fail(`Tool ${entry.name} could not validate its arguments: ${describeThrown(thrown)}`, "failed");
+    return validationFailure(entry, thrown);
   }
+  if (isThenable(outcome)) {
+    return Promise.resolve(outcome).then(
+      (settled) => afterValidation(host, entry, call, ctx, options, settled),
+      (thrown: unknown) => validationFailure(entry, thrown),
+    );
+  }
+  return afterValidation(host, entry, call, ctx, options, outcome);
+}
+
+function validationFailure(entry: ToolEntry, thrown: unknown): ToolResult {
+  return fail(`Tool ${entry.name} could not validate its arguments: ${describeThrown(thrown)}`, "failed");
+}
+
+function afterValidation(
+  host: DispatchHost,
+  entry: ToolEntry,
+  call: ParsedToolCall,
+  ctx: CallContext,
+  options: CallOptions | undefined,
+  outcome: ValidationOutcome,
+): ToolResult | Promise<ToolResult> {
   if (Array.isArray(outcome)) {
-    return fail(`Invalid arguments for ${entry.name}: ${describeIssues(outcome)}`, "invalid_args", outcome);
+    // OpenAI strict mode sends null for the parameters the model leaves out: retry without those.
+    const retry = withoutOptionalNulls(entry.schema.parameters, call.arguments);
+    if (retry === undefined) return invalidArguments(entry, outcome);
+    return Promise.resolve()
+      .then(() => host.validatorFor(entry)(retry))
+      .then(
+        (second) => {
+          if (Array.isArray(second)) return invalidArguments(entry, second);
+          call.arguments = retry;
+          return afterValidation(host, entry, call, ctx, options, second);
+        },
+        (thrown: unknown) => validationFailure(entry, thrown),
+      );
   }
   if (outcome !== undefined) call.arguments = outcome.value;
+  return runHandler(host, entry, call, ctx, options);
+}
 
+function invalidArguments(entry: ToolEntry, issues: ValidationIssue[]): ToolResult {
+  return fail(`Invalid arguments for ${entry.name}: ${describeIssues(issues)}`, "invalid_args", issues);
+}
+
+function runHandler(
+  host: DispatchHost,
+  entry: ToolEntry,
+  call: ParsedToolCall,
+  ctx: CallContext,
+  options: CallOptions | undefined,
+): ToolResult | Promise<ToolResult> {
   const timeoutMs = options?.timeoutMs ?? entry.timeoutMs ?? host.defaultTimeoutMs;
   if (timeoutMs > 0) ctx.ensureOwnSignal();
   let value: unknown;
@@ -146,11 +211,10 @@ async function checkAndRun(
   }
   if (!isThenable(value)) return resultFromHandlerValue(entry.name, value);
   if (timeoutMs <= 0 && ctx.caller === undefined) {
-    try {
-      return resultFromHandlerValue(entry.name, await value);
-    } catch (thrown) {
-      return handlerFailure(thrown);
-    }
+    return Promise.resolve(value).then(
+      (settled) => resultFromHandlerValue(entry.name, settled),
+      (thrown: unknown) => handlerFailure(thrown),
+    );
   }
   return raceHandler(entry.name, value, ctx, timeoutMs);
 }
@@ -194,33 +258,53 @@ function raceHandler(name: string, pending: PromiseLike<unknown>, ctx: CallConte
   });
 }
 
-async function runPostHooks(host: DispatchHost, call: ParsedToolCall, initial: ToolResult, ctx: CallContext): Promise<ToolResult> {
+function runPostHooks(
+  host: DispatchHost,
+  call: ParsedToolCall,
+  initial: ToolResult,
+  ctx: CallContext,
+  start: number,
+): ToolResult | Promise<ToolResult> {
   const postHooks = host.hooks.post;
   let result = initial;
-  for (let i = 0; i < postHooks.length; i++) {
+  for (let i = start; i < postHooks.length; i++) {
     const hook = postHooks[i]!;
     let answer: unknown;
     try {
       answer = hook(call, result, ctx);
-      if (isThenable(answer)) answer = await answer;
     } catch (thrown) {
-      // Fail closed: a post-hook may be the one that redacts, so its result is withheld.
-      host.logger.warn(`post-hook ${hookName(hook)} threw on ${call.name}: ${describeThrown(thrown)}`);
-      return fail(
-        `Tool ${call.name} ran, but post-hook ${hookName(hook)} failed, so its result is withheld: ${describeThrown(thrown)}`,
-        "hook_failed",
+      return postHookThrew(host, call, hook, thrown);
+    }
+    if (isThenable(answer)) {
+      const current = result;
+      return Promise.resolve(answer).then(
+        (settled) => {
+          const step = applyPostHookAnswer(call, hook, current, settled);
+          return step.withheld ? step.result : runPostHooks(host, call, step.result, ctx, i + 1);
+        },
+        (thrown: unknown) => postHookThrew(host, call, hook, thrown),
       );
     }
-    if (answer === undefined || answer === null) continue;
-    if (!isToolResult(answer)) {
-      return fail(
-        `Tool ${call.name} ran, but post-hook ${hookName(hook)} returned an invalid value (expected a ToolResult, null or undefined), so its result is withheld`,
-        "hook_failed",
-      );
-    }
-    result = answer;
+    const step = applyPostHookAnswer(call, hook, result, answer);
+    if (step.withheld) return step.result;
+    result = step.result;
   }
   return result;
+}
+
+function postHookThrew(host: DispatchHost, call: ParsedToolCall, hook: PostHook, thrown: unknown): ToolResult {
+  // Fail closed: a post-hook may be the one that redacts, so the result is withheld.
+  host.logger.warn(`post-hook ${hookName(hook)} threw on ${call.name}: ${describeThrown(thrown)}`);
+  return fail(`Tool ${call.name} ran, but post-hook ${hookName(hook)} failed, so its result is withheld: ${describeThrown(thrown)}`, "hook_failed");
+}
+
+function applyPostHookAnswer(call: ParsedToolCall, hook: PostHook, result: ToolResult, answer: unknown): { result: ToolResult; withheld: boolean } {
+  if (answer === undefined || answer === null) return { result, withheld: false };
+  if (!isToolResult(answer)) {
+    const message = `Tool ${call.name} ran, but post-hook ${hookName(hook)} returned an invalid value (expected a ToolResult, null or undefined), so its result is withheld`;
+    return { result: fail(message, "hook_failed"), withheld: true };
+  }
+  return { result: answer, withheld: false };
 }
 
 function isParsedCall(value: unknown): value is ParsedToolCall {
