@@ -53,9 +53,11 @@ export class AvailabilityCache {
   }
 
   /** Availability of one tool; pass the same `memo` for every tool of one listing. */
-  ofEntry(entry: ToolEntry, memo?: Map<CheckFn, Availability>, env: NodeJS.ProcessEnv = process.env): Availability {
+  ofEntry(entry: ToolEntry, memo?: Map<CheckFn, Availability>, env?: NodeJS.ProcessEnv): Availability {
+    // process.env is read only for tools that need it: it is a slow getter, and listings touch every tool.
+    const variables = entry.requiresEnv.length > 0 ? (env ?? process.env) : undefined;
     for (const variable of entry.requiresEnv) {
-      const value = env[variable];
+      const value = variables![variable];
       if (value === undefined || value === "") {
         return { available: false, code: "missing_env", reason: `missing environment variable ${variable}` };
       }
