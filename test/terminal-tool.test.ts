@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 
 import type { ToolContext } from "../src/registry/types.js";
+import { groupDigits } from "../src/util/format.js";
 import {
   DEFAULT_MAX_OUTPUT_CHARS,
   MAX_FOREGROUND_TIMEOUT_SECONDS,
@@ -202,5 +203,12 @@ describe("terminal handler", () => {
       expect(r.error).toMatch(/exceeds the maximum/);
       expect(existsSync(marker)).toBe(false);
     });
+  });
+});
+
+
+describe("groupDigits", () => {
+  it("groups thousands like en-US without touching ICU", () => {
+    for (const n of [0, 7, 999, 1000, 50000, 1234567, 100000000]) expect(groupDigits(n)).toBe(n.toLocaleString("en-US"));
   });
 });

@@ -9,11 +9,9 @@
  *   directory is deleted when the run ends.
  * - The child's environment is reduced to `SANDBOX_ENV_KEYS` (PATH, HOME,
  *   locale, TZ, TMPDIR): no API keys, no NODE_OPTIONS.
- * - The child is started through `sh -c 'exec 2>&1; exec node ...'`, so stderr
- *   and stdout share one pipe and keep their real order; `exec` keeps the pid,
- *   and the IPC channel (fd 3) survives both `exec`s.
- * - It runs in its own process group (`detached: true`). A timeout or an abort
- *   sends SIGTERM to the group and SIGKILL after a grace period; when the
+ * - The child runs in its own process group under `spawnGroup` (merged
+ *   stdout/stderr, capped output, the group killed on timeout or abort), with
+ *   an IPC channel for tool calls. Unlike a terminal command, when the
  *   program's main process ends, anything it left behind in its group is
  *   killed as well.
  * - Tool calls arrive over IPC and go through `registry.dispatch` with the
@@ -24,16 +22,14 @@
  * NOT a security boundary (same user, same machine, same file system).
  */
 
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { constants as osConstants, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 
 import type { ToolRegistry } from "../registry/tool-registry.js";
 import { registry as defaultRegistry } from "../registry/singleton.js";
-import { CappedOutput } from "../terminal/output-buffer.js";
-import { ABORT_EXIT_CODE, DEFAULT_PIPE_DRAIN_MS, TIMEOUT_EXIT_CODE } from "../terminal/local-runner.js";
+import { ABORT_EXIT_CODE, spawnGroup, type ProcessGroupResult, type SpawnedGroup } from "../terminal/process-group.js";
 import { describeThrown } from "../util/text.js";
 import {
   TOOL_CALL_MESSAGE,
@@ -70,10 +66,6 @@ export const DEFAULT_CODE_KILL_GRACE_MS = 1_000;
 
 /** Environment variables the child keeps (when set in the host). Everything else is dropped. */
 export const SANDBOX_ENV_KEYS: readonly string[] = Object.freeze(["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"]);
-
-/** Merges stderr into stdout, then becomes `node <args>` (same pid, same process group, fd 3 kept). */
-const LAUNCHER = 'exec 2>&1; exec "$@"';
-const LAUNCHER_SHELL = "/bin/sh";
 
 export interface RunCodeOptions {
   /** The program: JavaScript, run as an ES module (top-level await works). */
@@ -162,30 +154,15 @@ function programSource(code: string): string {
   return `import "./prelude.mjs"; ${body}`;
 }
 
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: the group is already gone.
-  }
-}
-
-function signalNumber(name: string): number | undefined {
-  return (osConstants.signals as Record<string, number | undefined>)[name];
-}
-
 function isToolCallMessage(message: unknown): message is ToolCallMessage {
   if (message === null || typeof message !== "object") return false;
   const m = message as Partial<ToolCallMessage>;
   return m.type === TOOL_CALL_MESSAGE && typeof m.id === "number" && typeof m.name === "string";
 }
 
-/** Runs a program to its end (or its time limit) and collects its output. Never rejects. */
-export async function runCode(options: RunCodeOptions): Promise<RunCodeResult> {
-  const started = performance.now();
-  const target = options.registry ?? defaultRegistry;
-  const callableTools = sandboxCallableTools(target, options);
-  const empty = (exitCode: number, extra: Partial<RunCodeResult>): RunCodeResult => ({
+/** The result of a run that never got to start the program (or was refused before it). */
+function notRun(callableTools: string[], started: number, exitCode: number, extra: Partial<RunCodeResult>): RunCodeResult {
+  return {
     output: "",
     exitCode,
     toolCalls: 0,
@@ -195,14 +172,21 @@ export async function runCode(options: RunCodeOptions): Promise<RunCodeResult> {
     truncated: false,
     durationMs: Math.round(performance.now() - started),
     ...extra,
-  });
-  if (options.signal?.aborted) return empty(ABORT_EXIT_CODE, { aborted: true });
+  };
+}
+
+/** Runs a program to its end (or its time limit) and collects its output. Never rejects. */
+export async function runCode(options: RunCodeOptions): Promise<RunCodeResult> {
+  const started = performance.now();
+  const target = options.registry ?? defaultRegistry;
+  const callableTools = sandboxCallableTools(target, options);
+  if (options.signal?.aborted) return notRun(callableTools, started, ABORT_EXIT_CODE, { aborted: true });
 
   let root: string;
   try {
     root = await mkdtemp(join(tmpdir(), "mibyan-code-"));
   } catch (thrown) {
-    return empty(-1, { error: `cannot create a temporary directory for the program: ${describeThrown(thrown)}` });
+    return notRun(callableTools, started, -1, { error: `cannot create a temporary directory for the program: ${describeThrown(thrown)}` });
   }
   try {
     const workdir = join(root, "work");
@@ -212,13 +196,13 @@ export async function runCode(options: RunCodeOptions): Promise<RunCodeResult> {
     await writeFile(programPath, programSource(options.code));
     return await supervise(options, target, callableTools, programPath, workdir, started);
   } catch (thrown) {
-    return empty(-1, { error: `cannot run the program: ${describeThrown(thrown)}` });
+    return notRun(callableTools, started, -1, { error: `cannot run the program: ${describeThrown(thrown)}` });
   } finally {
     await rm(root, { recursive: true, force: true }).catch(() => undefined);
   }
 }
 
-function supervise(
+async function supervise(
   options: RunCodeOptions,
   target: ToolRegistry,
   callableTools: string[],
@@ -226,190 +210,102 @@ function supervise(
   workdir: string,
   started: number,
 ): Promise<RunCodeResult> {
-  const output = new CappedOutput(options.maxOutputChars ?? DEFAULT_CODE_OUTPUT_CHARS, { headRatio: CODE_OUTPUT_HEAD_RATIO });
   const maxToolCalls = options.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS;
-  const killGraceMs = options.killGraceMs ?? DEFAULT_CODE_KILL_GRACE_MS;
-  const timeoutMs = options.timeoutMs ?? DEFAULT_CODE_TIMEOUT_SECONDS * 1000;
   const callable = new Set(callableTools);
-  const { signal } = options;
 
-  return new Promise<RunCodeResult>((resolve) => {
-    let child: ChildProcess;
+  // Aborted when the caller cancels, the time limit kills the program, or the program ends:
+  // the signal nested calls run with.
+  const runAbort = new AbortController();
+  const endRun = (why: string) => {
+    if (!runAbort.signal.aborted) runAbort.abort(new Error(why));
+  };
+  let toolCalls = 0;
+  let queue: Promise<void> = Promise.resolve();
+
+  let group: SpawnedGroup;
+  try {
+    group = spawnGroup([options.nodePath ?? process.execPath, programPath], {
+      cwd: workdir,
+      env: options.env ?? sandboxEnv(),
+      timeoutMs: options.timeoutMs ?? DEFAULT_CODE_TIMEOUT_SECONDS * 1000,
+      signal: options.signal,
+      maxOutputChars: options.maxOutputChars ?? DEFAULT_CODE_OUTPUT_CHARS,
+      headRatio: CODE_OUTPUT_HEAD_RATIO,
+      killGraceMs: options.killGraceMs ?? DEFAULT_CODE_KILL_GRACE_MS,
+      startedAt: started,
+      ipc: true,
+      // Whatever the program left running goes with it, and so does a tool call it
+      // did not wait for; the result still waits for that call to wind down.
+      killLeftoversOnExit: true,
+      onKill: (reason) => endRun(reason === "timeout" ? "the program timed out" : "the program was cancelled"),
+      onExit: () => {
+        endRun("the program ended");
+        return queue;
+      },
+    });
+  } catch (thrown) {
+    return notRun(callableTools, started, -1, { error: `cannot start node: ${describeThrown(thrown)}` });
+  }
+  const { child } = group;
+
+  const reply = (message: ToolResultMessage) => {
+    if (!child.connected) return;
     try {
-      child = spawn(LAUNCHER_SHELL, ["-c", LAUNCHER, "sh", options.nodePath ?? process.execPath, programPath], {
-        cwd: workdir,
-        env: options.env ?? sandboxEnv(),
-        stdio: ["ignore", "pipe", "ignore", "ipc"],
-        serialization: "json",
-        detached: true,
-        windowsHide: true,
+      child.send(message, () => undefined);
+    } catch {
+      // The channel closed between the check and the send: the program is gone.
+    }
+  };
+  const refuse = (id: number, error: string) => reply({ type: TOOL_RESULT_MESSAGE, id, ok: false, error });
+
+  child.on("message", (message: unknown) => {
+    if (!isToolCallMessage(message)) return;
+    const { id, name } = message;
+    if (name === EXECUTE_CODE_TOOL) return refuse(id, `${EXECUTE_CODE_TOOL} cannot call itself from inside a program.`);
+    if (!callable.has(name)) {
+      const listed = callableTools.length === 0 ? "no tools can be called from code in this run" : `callable tools: ${callableTools.join(", ")}`;
+      return refuse(id, `tools.${name} is not available in this run (${listed}).`);
+    }
+    if (toolCalls >= maxToolCalls) {
+      return refuse(id, `tools.${name} was refused: a program may make at most ${maxToolCalls} tool calls and that limit was reached.`);
+    }
+    const args = message.args;
+    if (args === null || typeof args !== "object" || Array.isArray(args)) {
+      return refuse(id, `tools.${name}() takes one object of arguments.`);
+    }
+    toolCalls++;
+    // One call at a time, in the order the program made them: tools such as
+    // terminal are not safe to run in parallel.
+    queue = queue.then(async () => {
+      if (runAbort.signal.aborted) return refuse(id, `tools.${name} was not run: the program is ending.`);
+      const content = await target.dispatch(name, args, {
+        sessionId: options.sessionId,
+        taskId: options.taskId,
+        session: options.session,
+        // Nested calls may reach only what the program was offered, whatever dispatch would otherwise allow.
+        allowedTools: callable,
+        signal: runAbort.signal,
       });
-    } catch (thrown) {
-      resolve(result(-1, `cannot start node: ${describeThrown(thrown)}`));
-      return;
-    }
-    const stdout = child.stdout!;
-    const pid = child.pid;
-
-    // Aborted when the caller cancels, the time limit kills the program, or the program ends:
-    // the signal nested calls run with.
-    const runAbort = new AbortController();
-    let toolCalls = 0;
-    let queue: Promise<void> = Promise.resolve();
-    let queueSettled = false;
-
-    let finished = false;
-    let mainExited = false;
-    let streamDone = false;
-    let exitCode: number | null = null;
-    let exitSignal: NodeJS.Signals | null = null;
-    let killReason: "timeout" | "abort" | undefined;
-    let timeoutTimer: NodeJS.Timeout | undefined;
-    let graceTimer: NodeJS.Timeout | undefined;
-    let drainTimer: NodeJS.Timeout | undefined;
-
-    function result(code: number, error?: string): RunCodeResult {
-      output.end();
-      const run: RunCodeResult = {
-        output: output.toString(),
-        exitCode: code,
-        toolCalls,
-        callableTools,
-        timedOut: killReason === "timeout",
-        aborted: killReason === "abort",
-        truncated: output.truncated,
-        durationMs: Math.round(performance.now() - started),
-      };
-      if (error !== undefined) run.error = error;
-      if (exitSignal !== null) run.signal = exitSignal;
-      return run;
-    }
-
-    const cleanup = () => {
-      if (timeoutTimer) clearTimeout(timeoutTimer);
-      if (graceTimer) clearTimeout(graceTimer);
-      if (drainTimer) clearTimeout(drainTimer);
-      signal?.removeEventListener("abort", onAbort);
-    };
-
-    const maybeFinish = () => {
-      if (finished || !mainExited || !streamDone || !queueSettled) return;
-      finished = true;
-      cleanup();
-      let code: number;
-      if (killReason === "timeout") code = TIMEOUT_EXIT_CODE;
-      else if (killReason === "abort") code = ABORT_EXIT_CODE;
-      else if (exitCode !== null) code = exitCode;
-      else if (exitSignal !== null) code = 128 + (signalNumber(exitSignal) ?? 0);
-      else code = 1;
-      resolve(result(code));
-    };
-
-    const stopReading = () => {
-      if (streamDone) return;
-      stdout.removeAllListeners("data");
-      stdout.destroy();
-      streamDone = true;
-      maybeFinish();
-    };
-
-    const killGroup = (reason: "timeout" | "abort") => {
-      if (killReason !== undefined || mainExited || pid === undefined) return;
-      killReason = reason;
-      runAbort.abort(new Error(reason === "timeout" ? "the program timed out" : "the program was cancelled"));
-      signalGroup(pid, "SIGTERM");
-      graceTimer = setTimeout(() => signalGroup(pid, "SIGKILL"), killGraceMs);
-    };
-
-    function onAbort() {
-      killGroup("abort");
-    }
-
-    const reply = (message: ToolResultMessage) => {
-      if (!child.connected) return;
-      try {
-        child.send(message, () => undefined);
-      } catch {
-        // The channel closed between the check and the send: the program is gone.
-      }
-    };
-    const refuse = (id: number, error: string) => reply({ type: TOOL_RESULT_MESSAGE, id, ok: false, error });
-
-    child.on("message", (message: unknown) => {
-      if (!isToolCallMessage(message)) return;
-      const { id, name } = message;
-      if (name === EXECUTE_CODE_TOOL) return refuse(id, `${EXECUTE_CODE_TOOL} cannot call itself from inside a program.`);
-      if (!callable.has(name)) {
-        const listed = callableTools.length === 0 ? "no tools can be called from code in this run" : `callable tools: ${callableTools.join(", ")}`;
-        return refuse(id, `tools.${name} is not available in this run (${listed}).`);
-      }
-      if (toolCalls >= maxToolCalls) {
-        return refuse(id, `tools.${name} was refused: a program may make at most ${maxToolCalls} tool calls and that limit was reached.`);
-      }
-      const args = message.args;
-      if (args === null || typeof args !== "object" || Array.isArray(args)) {
-        return refuse(id, `tools.${name}() takes one object of arguments.`);
-      }
-      toolCalls++;
-      // One call at a time, in the order the program made them: tools such as
-      // terminal are not safe to run in parallel.
-      queue = queue.then(async () => {
-        if (runAbort.signal.aborted) return refuse(id, `tools.${name} was not run: the program is ending.`);
-        const content = await target.dispatch(name, args, {
-          sessionId: options.sessionId,
-          taskId: options.taskId,
-          session: options.session,
-          // Nested calls may reach only what the program was offered, whatever dispatch would otherwise allow.
-          allowedTools: callable,
-          signal: runAbort.signal,
-        });
-        reply({ type: TOOL_RESULT_MESSAGE, id, ok: true, result: content });
-      });
+      reply({ type: TOOL_RESULT_MESSAGE, id, ok: true, result: content });
     });
-
-    stdout.on("data", (chunk: Buffer) => output.push(chunk));
-    stdout.on("error", () => {
-      streamDone = true;
-      maybeFinish();
-    });
-    stdout.on("close", () => {
-      streamDone = true;
-      maybeFinish();
-    });
-
-    child.on("error", (err: Error) => {
-      // Spawn failures (and failed IPC sends without a callback, which we never make).
-      if (finished || pid !== undefined) return;
-      finished = true;
-      cleanup();
-      stdout.destroy();
-      resolve(result(-1, `cannot start the program: ${err.message}`));
-    });
-
-    child.on("exit", (code, sig) => {
-      mainExited = true;
-      exitCode = code;
-      exitSignal = sig;
-      if (timeoutTimer) clearTimeout(timeoutTimer);
-      if (graceTimer) clearTimeout(graceTimer);
-      // Whatever the program left running in its group goes with it, and so does a tool call it did not wait for.
-      if (pid !== undefined) signalGroup(pid, "SIGKILL");
-      if (!runAbort.signal.aborted) runAbort.abort(new Error("the program ended"));
-      void queue.then(() => {
-        queueSettled = true;
-        maybeFinish();
-      });
-      if (!streamDone) drainTimer = setTimeout(stopReading, DEFAULT_PIPE_DRAIN_MS);
-      maybeFinish();
-    });
-
-    if (Number.isFinite(timeoutMs) && timeoutMs > 0) {
-      timeoutTimer = setTimeout(() => {
-        timeoutTimer = undefined;
-        killGroup("timeout");
-      }, timeoutMs);
-    }
-    signal?.addEventListener("abort", onAbort, { once: true });
-    if (signal?.aborted) onAbort();
   });
+
+  let run: ProcessGroupResult;
+  try {
+    run = await group.result;
+  } catch (thrown) {
+    return notRun(callableTools, started, -1, { error: `cannot start the program: ${(thrown as Error).message}` });
+  }
+  const result: RunCodeResult = {
+    output: run.output,
+    exitCode: run.exitCode,
+    toolCalls,
+    callableTools,
+    timedOut: run.timedOut,
+    aborted: run.aborted,
+    truncated: run.truncated,
+    durationMs: run.durationMs,
+  };
+  if (run.signal !== undefined) result.signal = run.signal;
+  return result;
 }

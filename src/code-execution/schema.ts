@@ -14,6 +14,7 @@
  */
 
 import type { FunctionSchema, JsonSchema } from "../registry/types.js";
+import { groupDigits } from "../util/format.js";
 import {
   DEFAULT_CODE_OUTPUT_CHARS,
   DEFAULT_CODE_TIMEOUT_SECONDS,
@@ -111,7 +112,7 @@ export function buildExecuteCodeDescription(tools: readonly SandboxToolSummary[]
     );
   }
   paragraphs.push(
-    `Print what you need with console.log; the program's return value is not shown. Output is capped at ${DEFAULT_CODE_OUTPUT_CHARS.toLocaleString("en-US")} characters: when it is longer, the beginning and the end are kept.`,
+    `Print what you need with console.log; the program's return value is not shown. Output is capped at ${groupDigits(DEFAULT_CODE_OUTPUT_CHARS)} characters: when it is longer, the beginning and the end are kept.`,
     `The program is killed after \`timeout\` seconds (default ${DEFAULT_CODE_TIMEOUT_SECONDS}, maximum ${MAX_CODE_TIMEOUT_SECONDS}), together with every process it started.`,
     "It starts in an empty temporary directory that is deleted afterwards (use absolute paths for files that must stay), with a minimal environment (no API keys). " +
       "Only Node.js built-in modules can be imported (node:fs, node:path, node:crypto, ...); npm packages are not available and `require` is not defined.",

@@ -32,6 +32,7 @@ import type { ToolRegistry } from "../registry/tool-registry.js";
 import { registry } from "../registry/singleton.js";
 import type { FunctionSchema, ToolContext, ToolEntry } from "../registry/types.js";
 import { cleanTerminalOutput } from "../terminal/ansi.js";
+import { killedStatus, parseTimeoutSeconds } from "../terminal/tool-timeout.js";
 
 export { EXECUTE_CODE_SCHEMA };
 
@@ -77,18 +78,6 @@ function validateCode(value: unknown): string {
   return value;
 }
 
-function validateTimeout(value: unknown): number {
-  if (value === undefined || value === null) return DEFAULT_CODE_TIMEOUT_SECONDS;
-  let seconds: number;
-  if (typeof value === "number") seconds = value;
-  else if (typeof value === "string" && /^\s*\d+\s*$/.test(value)) seconds = Number(value);
-  else throw new ExecuteCodeArgumentError(`timeout must be a whole number of seconds, got ${JSON.stringify(value)}.`);
-  if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_CODE_TIMEOUT_SECONDS) {
-    throw new ExecuteCodeArgumentError(`timeout must be a whole number of seconds from 1 to ${MAX_CODE_TIMEOUT_SECONDS}, got ${seconds}.`);
-  }
-  return seconds;
-}
-
 /** The model-facing JSON string for a finished run. */
 export function formatExecuteCodeResult(run: RunCodeResult, timeoutSeconds: number): string {
   const result: ExecuteCodeToolResult = {
@@ -96,14 +85,8 @@ export function formatExecuteCodeResult(run: RunCodeResult, timeoutSeconds: numb
     exit_code: run.exitCode,
     tool_calls: run.toolCalls,
     error: run.error ?? null,
+    ...killedStatus(run, "Program", timeoutSeconds),
   };
-  if (run.timedOut) {
-    result.error = `Program timed out after ${timeoutSeconds} seconds (process group killed)`;
-    result.status = "timeout";
-  } else if (run.aborted) {
-    result.error = "Program was cancelled (process group killed)";
-    result.status = "cancelled";
-  }
   return JSON.stringify(result);
 }
 
@@ -115,7 +98,11 @@ export function createExecuteCodeHandler(options: ExecuteCodeHandlerOptions = {}
     try {
       const a = args ?? {};
       code = validateCode(a.code);
-      timeoutSeconds = validateTimeout(a.timeout);
+      timeoutSeconds = parseTimeoutSeconds(
+        a.timeout,
+        { defaultSeconds: DEFAULT_CODE_TIMEOUT_SECONDS, maxSeconds: MAX_CODE_TIMEOUT_SECONDS },
+        (message) => new ExecuteCodeArgumentError(message),
+      );
     } catch (err) {
       if (err instanceof ExecuteCodeArgumentError) return errorResult(err.message);
       throw err;

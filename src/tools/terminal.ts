@@ -19,6 +19,8 @@ import { registry } from "../registry/singleton.js";
 import type { FunctionSchema, ToolContext } from "../registry/types.js";
 import { cleanTerminalOutput } from "../terminal/ansi.js";
 import { runLocal, type CommandRunner, type RunResult } from "../terminal/local-runner.js";
+import { killedStatus, parseTimeoutSeconds, type TimeoutLimits } from "../terminal/tool-timeout.js";
+import { groupDigits } from "../util/format.js";
 
 export const DEFAULT_TIMEOUT_SECONDS = 180;
 export const MAX_FOREGROUND_TIMEOUT_SECONDS = 600;
@@ -31,7 +33,7 @@ export const TERMINAL_SCHEMA: FunctionSchema = {
   description: [
     "Run a shell command with bash on the local machine and get back its combined stdout and stderr (in the order they were printed) and its exit code.",
     "Each call runs in a fresh non-interactive shell: stdin is closed, and `cd` or exported variables do not carry over to the next call. Use `workdir` to pick the directory and chain dependent steps with `&&`.",
-    `Output is capped at ${DEFAULT_MAX_OUTPUT_CHARS.toLocaleString("en-US")} characters: when it is longer, the beginning and the end are kept and the middle is replaced by an omission marker. Narrow large output yourself (grep, head, tail, wc -l, --quiet flags) rather than printing it whole.`,
+    `Output is capped at ${groupDigits(DEFAULT_MAX_OUTPUT_CHARS)} characters: when it is longer, the beginning and the end are kept and the middle is replaced by an omission marker. Narrow large output yourself (grep, head, tail, wc -l, --quiet flags) rather than printing it whole.`,
     `The command and every process it started are killed after \`timeout\` seconds (default ${DEFAULT_TIMEOUT_SECONDS}, maximum ${MAX_FOREGROUND_TIMEOUT_SECONDS}).`,
     "Do not start long-running or never-ending work in the foreground (servers, file watchers, `tail -f`, `sleep` loops) and do not run interactive programs (editors, REPLs, pagers, prompts waiting for input): they only block until the timeout. Pass non-interactive flags such as `-y`, `--yes`, `--no-pager`, `--no-edit`.",
     'Returns JSON: {"output": "...", "exit_code": 0, "error": null}; on a timeout or cancellation it also has "status" ("timeout" or "cancelled") and "error" explains what happened. A non-zero exit_code is not an error of the tool: read the output.',
@@ -97,24 +99,14 @@ function validateCommand(value: unknown): string {
   return value;
 }
 
-function validateTimeout(value: unknown): number {
-  if (value === undefined || value === null) return DEFAULT_TIMEOUT_SECONDS;
-  let seconds: number;
-  if (typeof value === "number") seconds = value;
-  else if (typeof value === "string" && /^\s*\d+\s*$/.test(value)) seconds = Number(value);
-  else throw new TerminalArgumentError(`timeout must be a whole number of seconds, got ${JSON.stringify(value)}.`);
-  if (!Number.isInteger(seconds) || seconds < 1) {
-    throw new TerminalArgumentError(`timeout must be a whole number of seconds of at least 1, got ${seconds}.`);
-  }
-  if (seconds > MAX_FOREGROUND_TIMEOUT_SECONDS) {
-    throw new TerminalArgumentError(
-      `timeout of ${seconds} seconds exceeds the maximum of ${MAX_FOREGROUND_TIMEOUT_SECONDS} seconds for a foreground command. ` +
-        "Work that needs longer (servers, watchers, long builds) must be started as a background process instead of in the foreground; " +
-        `otherwise use a timeout of at most ${MAX_FOREGROUND_TIMEOUT_SECONDS}.`,
-    );
-  }
-  return seconds;
-}
+const TIMEOUT_LIMITS: TimeoutLimits = {
+  defaultSeconds: DEFAULT_TIMEOUT_SECONDS,
+  maxSeconds: MAX_FOREGROUND_TIMEOUT_SECONDS,
+  overMax: (seconds) =>
+    `timeout of ${seconds} seconds exceeds the maximum of ${MAX_FOREGROUND_TIMEOUT_SECONDS} seconds for a foreground command. ` +
+    "Work that needs longer (servers, watchers, long builds) must be started as a background process instead of in the foreground; " +
+    `otherwise use a timeout of at most ${MAX_FOREGROUND_TIMEOUT_SECONDS}.`,
+};
 
 // C0 controls (including tab, newline, NUL) and DEL.
 // eslint-disable-next-line no-control-regex
@@ -149,14 +141,8 @@ function formatResult(run: RunResult, timeoutSeconds: number): string {
     output: cleanTerminalOutput(run.output),
     exit_code: run.exitCode,
     error: null,
+    ...killedStatus(run, "Command", timeoutSeconds),
   };
-  if (run.timedOut) {
-    result.error = `Command timed out after ${timeoutSeconds} seconds (process group killed)`;
-    result.status = "timeout";
-  } else if (run.aborted) {
-    result.error = "Command was cancelled (process group killed)";
-    result.status = "cancelled";
-  }
   return JSON.stringify(result);
 }
 
@@ -172,7 +158,7 @@ export function createTerminalHandler(options: TerminalHandlerOptions = {}) {
     try {
       const a = args ?? {};
       command = validateCommand(a.command);
-      timeoutSeconds = validateTimeout(a.timeout);
+      timeoutSeconds = parseTimeoutSeconds(a.timeout, TIMEOUT_LIMITS, (message) => new TerminalArgumentError(message));
       cwd = await resolveWorkdir(a.workdir, ctx);
     } catch (err) {
       if (err instanceof TerminalArgumentError) return errorResult(err.message);
