@@ -112,6 +112,16 @@ describe("profile home", () => {
   });
 });
 
+/** The approvals section's defaults, present in every loaded config. */
+const APPROVAL_DEFAULTS = {
+  mode: "manual",
+  nonInteractive: "deny",
+  timeoutSeconds: 60,
+  gatewayTimeoutSeconds: 300,
+  isolatedBackendsNeedApproval: false,
+  smart: {},
+};
+
 describe("loadConfig", () => {
   it("gives the empty config for a missing file", () => {
     const loaded = loadConfig({ home });
@@ -126,6 +136,7 @@ describe("loadConfig", () => {
       toolsets: {},
       tools: {},
       terminal: { backend: "local" },
+      approvals: APPROVAL_DEFAULTS,
     });
   });
 
@@ -186,6 +197,7 @@ terminal:
       toolsets: { enabled: ["web", "files"], disabled: ["terminal"] },
       tools: { maxResultChars: 20000, timeoutSeconds: 120, maxConcurrency: 4, availabilityTtlSeconds: 0 },
       terminal: { backend: "docker", timeoutSeconds: 1.5, maxOutputChars: 50000, cwd: "~/projects" },
+      approvals: APPROVAL_DEFAULTS,
     });
     expect((loaded.document as { tools: unknown }).tools).toEqual({
       max_result_chars: 20000,
@@ -203,6 +215,7 @@ terminal:
       toolsets: {},
       tools: {},
       terminal: { backend: "local" },
+      approvals: APPROVAL_DEFAULTS,
     });
   });
 
@@ -475,15 +488,15 @@ describe("unknown keys are warnings", () => {
     const { warnings } = loadConfig({ home });
     expect(warnings[0]).toMatch(/:1:1: unknown key max_concurrency; did you mean tools\.max_concurrency\?$/);
     expect(warnings[1]).toMatch(
-      /:2:1: unknown key timeout_seconds; did you mean tools\.timeout_seconds or terminal\.timeout_seconds\?$/,
+      /:2:1: unknown key timeout_seconds; did you mean tools\.timeout_seconds or terminal\.timeout_seconds or approvals\.timeout_seconds or approvals\.smart\.timeout_seconds\?$/,
     );
   });
 
   it("warns without a suggestion when nothing is close, and keeps the section in document", () => {
-    writeConfig("approvals:\n  mode: ask\nmcp_servers:\n  fs:\n    command: npx\ntools:\n  max_concurrency: 2\n");
+    writeConfig("browser_pool:\n  size: 2\nmcp_servers:\n  fs:\n    command: npx\ntools:\n  max_concurrency: 2\n");
     const loaded = loadConfig({ home });
     expect(loaded.warnings.map((w) => w.replace(/^.*?:\d+:\d+: /, ""))).toEqual([
-      "unknown key approvals",
+      "unknown key browser_pool",
       "unknown key mcp_servers",
     ]);
     expect(loaded.config.tools.maxConcurrency).toBe(2);

@@ -9,6 +9,7 @@
 
 import { createRequire } from "node:module";
 
+import type { RuleCategory } from "../approval/types.js";
 import { ConfigError } from "./config-error.js";
 
 // ---------------------------------------------------------------------------
@@ -57,12 +58,66 @@ export interface TerminalConfig {
   cwd?: string;
 }
 
+/** `approvals.allowlist[n]`: one approval kept for good (scope `always`). Fields as written in the file. */
+export interface ApprovalAllowlistEntryConfig {
+  /** Rule id (`recursive-delete`). */
+  rule: string;
+  /** The normalised command prefix the rule matched (`rm -f -r node_modules`), compared exactly. */
+  prefix: string;
+  /** Terminal backend the approval holds for; `local` when absent. */
+  backend?: string;
+  /** When it was added (ISO 8601), informational. */
+  added?: string;
+}
+
+/** `approvals.deny[n]`: a user deny rule. At least one of `rule`, `prefix`, `category`. */
+export interface ApprovalDenyEntryConfig {
+  /** Rule id or glob over rule ids (`git-*`). */
+  rule?: string;
+  /** Glob (`*`, `?`) or word prefix over a match's normalised prefix (and over the command text). */
+  prefix?: string;
+  /** Rule category (`infrastructure_teardown`). */
+  category?: string;
+  /** Only on this backend. */
+  backend?: string;
+  /** Told to the model when the rule denies a command. */
+  reason?: string;
+}
+
+/** `approvals.smart`: the auxiliary reviewer of smart mode. */
+export interface ApprovalsSmartConfig {
+  /** OpenAI-compatible base URL (`http://127.0.0.1:11434/v1`). */
+  baseUrl?: string;
+  model?: string;
+  /** Name of the environment variable holding the API key. */
+  apiKeyEnv?: string;
+  timeoutSeconds?: number;
+  /** Consecutive reviewer denials in one session after which smart review stops for that session. */
+  breakerThreshold?: number;
+}
+
+/** `approvals`: the dangerous-command approval flow (see docs/approvals.md). */
+export interface ApprovalsConfig {
+  mode: "manual" | "smart" | "off";
+  allowlist?: ApprovalAllowlistEntryConfig[];
+  deny?: ApprovalDenyEntryConfig[];
+  /** What a run without a person to ask does with a command that needs approval. */
+  nonInteractive: "deny" | "allow";
+  /** Terminal prompt time limit, seconds. */
+  timeoutSeconds: number;
+  /** How long a gateway (chat / web) approval stays pending, seconds. */
+  gatewayTimeoutSeconds: number;
+  isolatedBackendsNeedApproval: boolean;
+  smart: ApprovalsSmartConfig;
+}
+
 /** The validated configuration. Sections are always present; keys not set in the file are absent unless they have a default. */
 export interface MibyanConfig {
   plugins: PluginsConfig;
   toolsets: ToolsetsConfig;
   tools: ToolsConfig;
   terminal: TerminalConfig;
+  approvals: ApprovalsConfig;
 }
 
 // ---------------------------------------------------------------------------
@@ -111,6 +166,97 @@ export const ConfigTypes = {
     },
   },
 } satisfies Record<string, ConfigValueType>;
+
+// ---------------------------------------------------------------------------
+// The `approvals` section (docs/approvals.md)
+// ---------------------------------------------------------------------------
+
+/** A string out of a fixed set. */
+function oneOfType(values: readonly string[]): ConfigValueType {
+  const expected = `one of ${values.join(", ")}`;
+  return scalarType(expected, (v) => typeof v === "string" && values.includes(v));
+}
+
+/** An absolute http(s) URL. */
+const httpUrlType = scalarType("an http(s) URL", (v) => {
+  if (!isNonEmptyString(v)) return false;
+  try {
+    const url = new URL(v);
+    return url.protocol === "http:" || url.protocol === "https:";
+  } catch {
+    return false;
+  }
+});
+
+/** The rule categories of `src/approval/types.ts` (deny rules may name one). */
+const RULE_CATEGORIES = [
+  "recursive_delete",
+  "filesystem_destruction",
+  "sql_destruction",
+  "system_file_write",
+  "credential_file_write",
+  "shell_rc_write",
+  "service_control",
+  "power_control",
+  "process_kill",
+  "fork_bomb",
+  "remote_code_execution",
+  "permission_change",
+  "privilege_escalation",
+  "git_history_destruction",
+  "infrastructure_teardown",
+  "unanalysable",
+] as const satisfies readonly RuleCategory[];
+// Fails to compile when a category is added to RuleCategory but not above.
+const everyCategoryListed: Exclude<RuleCategory, (typeof RULE_CATEGORIES)[number]> extends never ? true : never = true;
+void everyCategoryListed;
+
+/** An environment variable name. */
+const envNameType = scalarType("an environment variable name", (v) => typeof v === "string" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(v));
+
+/**
+ * A list of mappings with known string fields. Unknown fields are kept and ignored (a newer
+ * release may add some); `anyOf` lists fields of which at least one must be present.
+ */
+function recordListType(spec: {
+  required?: readonly string[];
+  optional?: readonly string[];
+  anyOf?: readonly string[];
+  /** Fields whose value must be one of these strings. */
+  oneOf?: Readonly<Record<string, readonly string[]>>;
+}): ConfigValueType {
+  const required = spec.required ?? [];
+  const known = [...required, ...(spec.optional ?? [])];
+  const needs = [
+    ...required.map((f) => `\`${f}\``),
+    ...(spec.anyOf ? [`one of ${spec.anyOf.map((f) => `\`${f}\``).join(", ")}`] : []),
+  ];
+  const itemExpected = `a mapping${needs.length > 0 ? ` with ${needs.join(" and ")}` : ""}`;
+  const expected = `a list of mappings${needs.length > 0 ? ` with ${needs.join(" and ")}` : ""}`;
+  return {
+    expected,
+    check(value) {
+      if (!Array.isArray(value)) return { at: [], expected, got: value };
+      for (const [index, item] of value.entries()) {
+        if (!isPlainObject(item)) return { at: [index], expected: itemExpected, got: item };
+        for (const field of known) {
+          if (Object.hasOwn(item, field) && item[field] !== null && !isNonEmptyString(item[field])) {
+            return { at: [index, field], expected: "a non-empty string", got: item[field] };
+          }
+          const allowed = spec.oneOf?.[field];
+          if (allowed && isNonEmptyString(item[field]) && !allowed.includes(item[field])) {
+            return { at: [index, field], expected: `one of ${allowed.join(", ")}`, got: item[field] };
+          }
+        }
+        const present = (f: string): boolean => isNonEmptyString(item[f]);
+        if (!required.every(present) || (spec.anyOf && !spec.anyOf.some(present))) {
+          return { at: [index], expected: itemExpected, got: item };
+        }
+      }
+      return undefined;
+    },
+  };
+}
 
 // ---------------------------------------------------------------------------
 // The rule table
@@ -171,7 +317,66 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
     description: "Truncate command output longer than this.",
   },
   { path: "terminal.cwd", type: ConfigTypes.string, description: "Working directory for new sessions." },
+  // approvals: the dangerous-command approval flow (docs/approvals.md)
+  {
+    path: "approvals.mode",
+    type: oneOfType(["manual", "smart", "off"]),
+    default: "manual",
+    description: "manual: ask a person; smart: an auxiliary model reviews first; off: no approval (hardline rules still block).",
+  },
+  {
+    path: "approvals.allowlist",
+    type: recordListType({ required: ["rule", "prefix"], optional: ["backend", "added"] }),
+    description: "Approvals kept for good: (rule, prefix, backend) keys.",
+  },
+  {
+    path: "approvals.deny",
+    type: recordListType({
+      optional: ["rule", "prefix", "category", "backend", "reason"],
+      anyOf: ["rule", "prefix", "category"],
+      oneOf: { category: RULE_CATEGORIES },
+    }),
+    description: "User deny rules, checked right after the hardline rules.",
+  },
+  {
+    path: "approvals.non_interactive",
+    type: oneOfType(["deny", "allow"]),
+    default: "deny",
+    description: "What a run with nobody to ask does with a command that needs approval.",
+  },
+  {
+    path: "approvals.timeout_seconds",
+    type: ConfigTypes.positiveNumber,
+    default: 60,
+    description: "Terminal prompt time limit; no answer denies.",
+  },
+  {
+    path: "approvals.gateway_timeout_seconds",
+    type: ConfigTypes.positiveNumber,
+    default: 300,
+    description: "How long a gateway approval stays pending; expiry denies.",
+  },
+  {
+    path: "approvals.isolated_backends_need_approval",
+    type: ConfigTypes.boolean,
+    default: false,
+    description: "Also ask for commands on isolated sandboxes (hardline rules block there regardless).",
+  },
+  { path: "approvals.smart.base_url", type: httpUrlType, description: "OpenAI-compatible endpoint of the reviewer." },
+  { path: "approvals.smart.model", type: ConfigTypes.string, description: "Reviewer model." },
+  { path: "approvals.smart.api_key_env", type: envNameType, description: "Environment variable holding the reviewer's API key." },
+  {
+    path: "approvals.smart.timeout_seconds",
+    type: ConfigTypes.positiveNumber,
+    description: "Reviewer time limit; a timeout escalates to a person.",
+  },
+  {
+    path: "approvals.smart.breaker_threshold",
+    type: ConfigTypes.positiveInteger,
+    description: "Consecutive reviewer denials in a session that stop smart review for it.",
+  },
 ];
+
 
 // ---------------------------------------------------------------------------
 // The rule tree (built once from the table)

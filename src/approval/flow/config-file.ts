@@ -1,0 +1,159 @@
+/**
+ * Editing `config.yaml` safely: under an inter-process lock (proper-lockfile), the file is
+ * re-read, edited through the `yaml` Document API (comments, blank lines and key order
+ * survive) and replaced atomically (temporary file in the same directory, fsync, rename,
+ * fsync of the directory). A symlinked config is edited at its target.
+ */
+
+import { randomBytes } from "node:crypto";
+import { mkdir, open, readFile, realpath, rename, stat, unlink } from "node:fs/promises";
+import path from "node:path";
+import { isDeepStrictEqual } from "node:util";
+
+import type { Document } from "yaml";
+
+import { ConfigError } from "../../config/config-error.js";
+
+export type YamlModule = typeof import("yaml");
+
+/** What an edit returns: whether the document changed, and a value for the caller. */
+export interface ConfigEdit<T> {
+  changed: boolean;
+  value: T;
+  /**
+   * The new file text made by splicing the original source (byte-for-byte preservation of
+   * everything else). Used only when it parses to the same data as the edited document;
+   * otherwise the edited document is printed instead.
+   */
+  spliced?: string;
+}
+
+/** Facts about the source an edit may use to splice. */
+export interface SourceStyle {
+  /** The source text (BOM removed, line ends as in the file). */
+  source: string;
+  /** `\r\n` or `\n`. */
+  newline: string;
+  /** Indentation width of nested mappings. */
+  indent: number;
+  /** Whether block sequences are indented below their key. */
+  indentSeq: boolean;
+}
+
+const LOCK_RETRIES = { retries: 400, factor: 1.2, minTimeout: 5, maxTimeout: 25, randomize: true };
+
+/**
+ * Runs `edit` on the parsed `file` while holding its lock, and writes the result back
+ * atomically when `changed`. A missing file (and its directory) is created. Malformed YAML
+ * throws `ConfigError` and leaves the file alone.
+ */
+export async function editConfigFile<T>(
+  file: string,
+  edit: (doc: Document, Y: YamlModule, style: SourceStyle) => ConfigEdit<T>,
+): Promise<T> {
+  await mkdir(path.dirname(file), { recursive: true });
+  const target = await realpath(file).catch(() => file);
+  const { default: lockfile } = await import("proper-lockfile");
+  const Y = await import("yaml");
+
+  let compromised: Error | undefined;
+  const release = await lockfile.lock(target, {
+    realpath: false,
+    stale: 10_000,
+    retries: LOCK_RETRIES,
+    onCompromised: (err) => {
+      compromised = err;
+    },
+  });
+  try {
+    let source = "";
+    let mode = 0o600;
+    try {
+      source = await readFile(target, "utf8");
+      mode = (await stat(target)).mode & 0o7777;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    }
+    const bom = source.charCodeAt(0) === 0xfeff;
+    if (bom) source = source.slice(1);
+    const crlf = source.includes("\r\n");
+
+    const doc = Y.parseDocument(source, { uniqueKeys: false });
+    const syntax = doc.errors[0];
+    if (syntax) {
+      const at = syntax.linePos?.[0];
+      throw new ConfigError(`cannot update the configuration: invalid YAML: ${syntax.message}`, {
+        kind: "syntax",
+        file: target,
+        line: at?.line,
+        column: at?.col,
+        cause: syntax,
+      });
+    }
+    const style: SourceStyle = { source, newline: crlf ? "\r\n" : "\n", indent: detectIndent(source), indentSeq: detectIndentSeq(source) };
+    const result = edit(doc, Y, style);
+    if (result.changed) {
+      if (compromised) throw compromised;
+      const expected = doc.toJS() as unknown;
+      let text: string | undefined;
+      if (result.spliced !== undefined) {
+        const check = Y.parseDocument(result.spliced, { uniqueKeys: false });
+        if (check.errors.length === 0 && isDeepStrictEqual(check.toJS(), expected)) text = result.spliced;
+      }
+      if (text === undefined) {
+        text = doc.toString({ lineWidth: 0, indent: style.indent, indentSeq: style.indentSeq });
+        if (crlf) text = text.replace(/\r?\n/g, "\r\n");
+      }
+      const reparsed = Y.parseDocument(text, { uniqueKeys: false });
+      if (reparsed.errors.length > 0 || !isDeepStrictEqual(reparsed.toJS(), expected)) {
+        throw new Error("internal error: the edited configuration does not read back as written");
+      }
+      await writeFileAtomic(target, (bom ? "\ufeff" : "") + text, mode);
+    }
+    return result.value;
+  } finally {
+    await release().catch(() => undefined);
+  }
+}
+
+/** The indentation width the file already uses (2 when unknown). */
+function detectIndent(source: string): number {
+  const m = /^[^\s#-][^\n]*:[ \t]*(?:#[^\n]*)?\r?\n( +)[^\s-]/m.exec(source);
+  const width = m?.[1]?.length ?? 2;
+  return width >= 1 && width <= 8 ? width : 2;
+}
+
+/** False when the file writes block sequences flush with their key (`key:\n- a`). */
+function detectIndentSeq(source: string): boolean {
+  return !/^( *)[^\s#-][^\n]*:[ \t]*(?:#[^\n]*)?\r?\n\1- /m.test(source);
+}
+
+/** Replaces `file` with `text`: temporary file, fsync, rename, then fsync of the directory. */
+export async function writeFileAtomic(file: string, text: string, mode = 0o600): Promise<void> {
+  const dir = path.dirname(file);
+  const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+  const handle = await open(tmp, "wx", mode);
+  try {
+    try {
+      await handle.chmod(mode);
+      await handle.writeFile(text, "utf8");
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(tmp, file);
+  } catch (err) {
+    await unlink(tmp).catch(() => undefined);
+    throw err;
+  }
+  try {
+    const dirHandle = await open(dir, "r");
+    try {
+      await dirHandle.sync();
+    } finally {
+      await dirHandle.close();
+    }
+  } catch {
+    // Directories cannot be fsynced on every platform; the rename itself is atomic.
+  }
+}

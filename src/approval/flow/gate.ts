@@ -1,0 +1,501 @@
+/**
+ * The approval gate: every command the terminal tool (or any tool or plugin that asks)
+ * wants to run goes through `check`, which decides in this order and stops at the first
+ * step that decides:
+ *
+ *   1. hardline       a hardline rule matched: blocked, in every mode, on every backend
+ *   2. deny rules     a user deny rule (`approvals.deny`) matched: denied with its reason
+ *   3. mode / yolo    `off` mode, the session's yolo toggle, or an isolated sandbox: allowed
+ *   4. allowlist      every match covered by the allowlist, the session or a one-time grant
+ *   5. detection      no match at all: allowed (safe)
+ *   6. smart review   `smart` mode: the reviewer approves (this command only), denies, or escalates
+ *   7. ask            a surface (terminal, gateway, non-interactive) answers once/session/always/deny
+ *
+ * Approval keys are (rule, normalised prefix, backend). The gate fails closed: a detection
+ * error, a surface error, an abort or an unclear answer denies.
+ */
+
+import { randomUUID } from "node:crypto";
+import path from "node:path";
+
+import { getConfig } from "../../config/load-config.js";
+import { mibyanHome, expandTilde } from "../../config/home.js";
+import type { Logger } from "../../registry/types.js";
+import { createStderrLogger } from "../../util/logger.js";
+import type { Detection, RuleMatch } from "../types.js";
+import { OpenAISmartReviewer } from "../smart/reviewer.js";
+import { GatewaySurface, type GatewaySurfaceOptions } from "../surfaces/gateway.js";
+import { NonInteractiveSurface } from "../surfaces/non-interactive.js";
+import { FilePendingStore, pendingStoreDir } from "../surfaces/pending-store.js";
+import { TerminalSurface, hasInteractiveTerminal } from "../surfaces/terminal.js";
+import { ConfigAllowlist, type AllowlistStore } from "./allowlist.js";
+import { findDenyRule } from "./deny-rules.js";
+import { approvalId, commandHash, keyOf, keysOf } from "./keys.js";
+import { containsSecret, redactSecrets } from "./redact.js";
+import { approvalSettingsFromConfig, type ApprovalSettings } from "./settings.js";
+import type {
+  ApprovalAnswer,
+  ApprovalEntry,
+  ApprovalKey,
+  ApprovalObserver,
+  ApprovalRequest,
+  ApprovalScope,
+  ApprovalSurface,
+  BackendInfo,
+  CheckOptions,
+  DecisionSource,
+  GateDecision,
+  SmartReviewer,
+} from "./types.js";
+
+/** Detection as the gate consumes it (sync or async). */
+export type DetectFn = (command: string) => Detection | Promise<Detection>;
+
+/** Sandboxes that keep the host out of reach (see `isIsolatedBackend`). */
+export const ISOLATED_BACKENDS: ReadonlySet<string> = new Set(["docker", "singularity", "modal", "daytona", "vercel_sandbox"]);
+
+/**
+ * Whether commands on this backend cannot touch the host: `docker` only when the caller
+ * says it mounts nothing of the host (`hostMounts: false`), the other sandboxes unless the
+ * caller says they do (`hostMounts: true`). `local`, `ssh` and unknown backends never.
+ */
+export function isIsolatedBackend(backend: BackendInfo): boolean {
+  if (!ISOLATED_BACKENDS.has(backend.name)) return false;
+  if (backend.name === "docker") return backend.hostMounts === false;
+  return backend.hostMounts !== true;
+}
+
+export interface ApprovalGateOptions {
+  /** The typed `approvals` section; read from `config.yaml` in `home` when neither this nor `settings` is given. */
+  config?: Parameters<typeof approvalSettingsFromConfig>[0];
+  /** Settings laid over those from `config` (or the defaults). */
+  settings?: Partial<ApprovalSettings>;
+  /** The profile home (config.yaml, persisted approvals). Default: `MIBYAN_HOME` or `~/.mibyan`. */
+  home?: string;
+  /** Environment for the smart reviewer's endpoint and key. */
+  env?: NodeJS.ProcessEnv;
+  /** Detection (default: `detectAsync` of `src/approval/detection/`). */
+  detect?: DetectFn;
+  /** Persisted approvals (default: `approvals.allowlist` of config.yaml in `home`). */
+  allowlist?: AllowlistStore;
+  /** Who is asked (default: the terminal when stdin and stderr are TTYs, else the non-interactive surface). */
+  surface?: ApprovalSurface;
+  /** The smart-mode reviewer (default: built from `settings.smart` when a model is configured). */
+  reviewer?: SmartReviewer;
+  /** Every decision is logged here, redacted (default: stderr logger). */
+  logger?: Logger;
+  observers?: ApprovalObserver[];
+  /** Lifetime of a one-time grant (`approveOnce`), default 10 minutes. */
+  onceTtlMs?: number;
+}
+
+interface SessionState {
+  /** Session approvals by key id. */
+  grants: Map<string, ApprovalKey>;
+  /** One-time grants: `<commandHash>:<backend>` → expiry (epoch ms). */
+  once: Map<string, number>;
+  yolo: boolean;
+  consecutiveSmartDenials: number;
+  breakerTripped: boolean;
+}
+
+const describe = (matches: readonly RuleMatch[]): string =>
+  matches.map((m) => `${m.description} [${m.rule}${m.prefix ? `: ${m.prefix}` : ""}]`).join("; ");
+
+const DEFAULT_BY: Record<string, DecisionSource> = { terminal: "user", gateway: "gateway", non_interactive: "non_interactive" };
+
+/** The default detection: `detectAsync` of the detection module, loaded (with the bash parser) on first use. */
+async function defaultDetect(command: string): Promise<Detection> {
+  const { detectAsync } = await import("../detection/index.js");
+  return detectAsync(command);
+}
+
+export class ApprovalGate {
+  readonly settings: ApprovalSettings;
+  /** The profile home (config.yaml, pending gateway approvals). */
+  readonly home: string;
+  private readonly detect: DetectFn;
+  private readonly allowlist: AllowlistStore;
+  private readonly logger: Logger;
+  private readonly observers: ApprovalObserver[];
+  private readonly sessions = new Map<string, SessionState>();
+  private readonly onceTtlMs: number;
+  private surface?: ApprovalSurface;
+  private reviewer?: SmartReviewer;
+  private warnedNoReviewer = false;
+
+  constructor(options: ApprovalGateOptions = {}) {
+    const env = options.env ?? process.env;
+    const home = options.home !== undefined ? path.resolve(expandTilde(options.home, env)) : mibyanHome(env);
+    const base = options.config !== undefined || options.settings !== undefined ? options.config : getConfig(home).config.approvals;
+    const fromConfig = approvalSettingsFromConfig(base, env);
+    this.settings = { ...fromConfig, ...options.settings, smart: { ...fromConfig.smart, ...options.settings?.smart } };
+    this.detect = options.detect ?? defaultDetect;
+    this.logger = options.logger ?? createStderrLogger();
+    this.home = home;
+    let lastAllowlistError: string | undefined;
+    this.allowlist =
+      options.allowlist ??
+      new ConfigAllowlist({ home }, (err) => {
+        // Once per distinct problem, not on every check.
+        const text = errorText(err);
+        if (text !== lastAllowlistError) this.logger.error(`approvals: cannot read the allowlist, treating it as empty: ${text}`);
+        lastAllowlistError = text;
+      });
+    this.observers = [...(options.observers ?? [])];
+    this.onceTtlMs = options.onceTtlMs ?? 10 * 60_000;
+    if (options.surface) this.surface = options.surface;
+    if (options.reviewer) {
+      this.reviewer = options.reviewer;
+    } else if (this.settings.smart.model) {
+      this.reviewer = new OpenAISmartReviewer({
+        model: this.settings.smart.model,
+        timeoutMs: this.settings.smart.timeoutMs,
+        ...(this.settings.smart.baseUrl ? { baseUrl: this.settings.smart.baseUrl } : {}),
+        ...(this.settings.smart.apiKey ? { apiKey: this.settings.smart.apiKey } : {}),
+      });
+    }
+  }
+
+  // -------------------------------------------------------------------------
+  // Session controls
+  // -------------------------------------------------------------------------
+
+  private session(sessionId: string): SessionState {
+    let state = this.sessions.get(sessionId);
+    if (!state) {
+      state = { grants: new Map(), once: new Map(), yolo: false, consecutiveSmartDenials: 0, breakerTripped: false };
+      this.sessions.set(sessionId, state);
+    }
+    return state;
+  }
+
+  /** Turns the session's yolo toggle on or off (everything but hardline rules and deny rules passes). */
+  setYolo(sessionId: string, on: boolean): void {
+    this.session(sessionId).yolo = on;
+  }
+
+  isYolo(sessionId: string): boolean {
+    return this.sessions.get(sessionId)?.yolo ?? false;
+  }
+
+  /** Approves keys for one session. */
+  grantSession(sessionId: string, keys: readonly ApprovalKey[]): void {
+    const grants = this.session(sessionId).grants;
+    for (const key of keys) grants.set(approvalId(key), { ...key });
+  }
+
+  /** The session's approvals. */
+  sessionApprovals(sessionId: string): ApprovalEntry[] {
+    return [...(this.sessions.get(sessionId)?.grants ?? new Map<string, ApprovalKey>()).entries()].map(([id, key]) => ({ id, ...key }));
+  }
+
+  /** Withdraws one session approval (by id), or all of them. */
+  revokeSession(sessionId: string, id?: string): void {
+    const grants = this.sessions.get(sessionId)?.grants;
+    if (!grants) return;
+    if (id === undefined) grants.clear();
+    else grants.delete(id);
+  }
+
+  /** Lets exactly this command run once more in this session on this backend (for retry-after-approval flows). */
+  approveOnce(sessionId: string, command: string, backend: string): void {
+    this.session(sessionId).once.set(`${commandHash(command)}:${backend}`, Date.now() + this.onceTtlMs);
+  }
+
+  /** Forgets everything about a session. */
+  endSession(sessionId: string): void {
+    this.sessions.delete(sessionId);
+  }
+
+  /** Whether smart review stopped for this session after repeated denials. */
+  breakerTripped(sessionId: string): boolean {
+    return this.sessions.get(sessionId)?.breakerTripped ?? false;
+  }
+
+  resetBreaker(sessionId: string): void {
+    const state = this.sessions.get(sessionId);
+    if (state) {
+      state.breakerTripped = false;
+      state.consecutiveSmartDenials = 0;
+    }
+  }
+
+  /** Adds an observer; returns a function that removes it. */
+  addObserver(observer: ApprovalObserver): () => void {
+    this.observers.push(observer);
+    return () => {
+      const index = this.observers.indexOf(observer);
+      if (index !== -1) this.observers.splice(index, 1);
+    };
+  }
+
+  /**
+   * A gateway surface with this gate's settings: pending approvals live for
+   * `approvals.gateway_timeout_seconds` in a file store under the profile home
+   * (`<home>/approvals/pending`) unless another store is given. Pass it as the gate's
+   * surface (`check(cmd, { ..., surface })`) and call its `resolvePending` from the
+   * request that carries the answer.
+   */
+  gatewaySurface(options: Omit<GatewaySurfaceOptions, "timeoutMs"> & { timeoutMs?: number }): GatewaySurface {
+    return new GatewaySurface({
+      timeoutMs: this.settings.gatewayTimeoutMs,
+      ...options,
+      store: options.store ?? new FilePendingStore(pendingStoreDir(this.home)),
+    });
+  }
+
+  // -------------------------------------------------------------------------
+  // The check
+  // -------------------------------------------------------------------------
+
+  async check(command: string, options: CheckOptions): Promise<GateDecision> {
+    const backend: BackendInfo = typeof options.backend === "string" ? { name: options.backend } : options.backend;
+    const signal = options.signal ?? new AbortController().signal;
+    const base = { command, sessionId: options.sessionId, backend: backend.name };
+    const decide = (allowed: boolean, by: DecisionSource, reason: string, matches: RuleMatch[], extra: Partial<GateDecision> = {}) =>
+      this.finish({ allowed, by, reason, matches, ...base, ...extra });
+
+    if (signal.aborted) return decide(false, "cancelled", "The command was cancelled before it was checked.", []);
+
+    let detection: Detection;
+    try {
+      detection = await this.detect(command);
+    } catch (err) {
+      return decide(false, "error", `The command could not be checked for safety (${errorText(err)}), so it was not run.`, []);
+    }
+    const matches = detection.matches;
+
+    // 1. Hardline rules: never approvable.
+    const hardline = matches.filter((m) => m.hardline);
+    if (hardline.length > 0 || detection.hardline) {
+      return decide(
+        false,
+        "hardline",
+        `Blocked: ${describe(hardline.length > 0 ? hardline : matches)}. This is never allowed, in any mode; do not try to run it another way.`,
+        matches,
+      );
+    }
+
+    // 2. User deny rules.
+    const hit = findDenyRule(this.settings.deny, command, matches, backend.name);
+    if (hit) {
+      const what = hit.match ? ` (${describe([hit.match])})` : "";
+      const why = (hit.rule.reason ?? "this command is not allowed").replace(/[.\s]+$/, "");
+      return decide(false, "deny_rule", `Denied by the user's configuration${what}: ${why}.`, matches);
+    }
+
+    // 3. Mode, yolo, isolated backends.
+    // Read-only until something is recorded, so safe commands leave no per-session state behind.
+    const state = this.sessions.get(options.sessionId);
+    if (this.settings.mode === "off") return decide(true, "mode_off", "Approvals are off (mode: off).", matches);
+    if (state?.yolo) return decide(true, "yolo", "The session's yolo toggle is on.", matches);
+    if (isIsolatedBackend(backend) && !this.settings.isolatedBackendsNeedApproval) {
+      return decide(true, "isolated_backend", `The ${backend.name} sandbox is isolated from the host; only hardline rules apply there.`, matches);
+    }
+
+    // 4. Allowlist, session approvals, one-time grants: every match must be covered.
+    if (matches.length > 0) {
+      const uncovered: RuleMatch[] = [];
+      let bySession = false;
+      for (const match of matches) {
+        const id = approvalId(keyOf(match, backend.name));
+        if (state?.grants.has(id)) bySession = true;
+        else if (!this.allowlisted(id)) uncovered.push(match);
+      }
+      if (uncovered.length === 0) {
+        return bySession
+          ? decide(true, "session", "Approved for this session.", matches)
+          : decide(true, "allowlist", "Approved for good (approvals.allowlist).", matches);
+      }
+      const onceKey = `${commandHash(command)}:${backend.name}`;
+      const onceUntil = state?.once.get(onceKey);
+      if (state && onceUntil !== undefined) {
+        state.once.delete(onceKey);
+        if (onceUntil > Date.now()) return decide(true, "once", "Approved once for exactly this command.", matches, { scope: "once" });
+      }
+      return this.review(command, detection, uncovered, backend.name, this.session(options.sessionId), options, signal);
+    }
+
+    // 5. Detection found nothing.
+    return decide(true, "safe", "No dangerous pattern found.", matches);
+  }
+
+  private allowlisted(id: string): boolean {
+    try {
+      return this.allowlist.has(id);
+    } catch (err) {
+      this.logger.error(`approvals: allowlist lookup failed, treating it as empty: ${errorText(err)}`);
+      return false;
+    }
+  }
+
+  /** Steps 6 and 7: smart review, then a surface. */
+  private async review(
+    command: string,
+    detection: Detection,
+    uncovered: RuleMatch[],
+    backend: string,
+    state: SessionState,
+    options: CheckOptions,
+    signal: AbortSignal,
+  ): Promise<GateDecision> {
+    const matches = detection.matches;
+    const base = { command, sessionId: options.sessionId, backend };
+    let smartNote: string | undefined;
+
+    // 6. Smart review (never for analysis failures: the reviewer cannot see what would run either).
+    if (this.settings.mode === "smart") {
+      const reviewer = this.reviewer;
+      if (!reviewer) {
+        if (!this.warnedNoReviewer) {
+          this.warnedNoReviewer = true;
+          this.logger.warn("approvals: mode is smart but no reviewer model is configured (approvals.smart.model); asking instead");
+        }
+      } else if (state.breakerTripped) {
+        smartNote = "smart review is paused for this session after repeated denials";
+      } else if (uncovered.some((m) => m.category === "unanalysable")) {
+        smartNote = "the command could not be fully analysed, so it was not sent to the reviewer";
+      } else {
+        let verdict;
+        try {
+          verdict = await reviewer.review({ command, matches: uncovered, backend }, signal);
+        } catch (err) {
+          verdict = { verdict: "escalate" as const, reason: `the reviewer failed: ${errorText(err)}` };
+        }
+        if (signal.aborted) return this.finish({ allowed: false, by: "cancelled", reason: "The command was cancelled while it was reviewed.", matches, ...base });
+        if (verdict.verdict === "approve") {
+          state.consecutiveSmartDenials = 0;
+          return this.finish({ allowed: true, by: "smart", reason: `The reviewer approved this command: ${verdict.reason}`, matches, scope: "once", ...base });
+        }
+        if (verdict.verdict === "deny") {
+          state.consecutiveSmartDenials += 1;
+          if (state.consecutiveSmartDenials >= this.settings.smart.breakerThreshold && !state.breakerTripped) {
+            state.breakerTripped = true;
+            this.logger.warn(
+              `approvals: ${state.consecutiveSmartDenials} reviewer denials in a row in session ${options.sessionId}; smart review paused for it, every flagged command now goes to a person`,
+            );
+          }
+          return this.finish({
+            allowed: false,
+            by: "smart",
+            reason: `An automatic reviewer denied this command: ${verdict.reason}. Do not retry it; choose a safer approach or ask the user.`,
+            matches,
+            scope: "deny",
+            ...base,
+          });
+        }
+        smartNote = verdict.reason;
+      }
+    }
+
+    // 7. Ask.
+    const request: ApprovalRequest = {
+      id: randomUUID(),
+      command,
+      sessionId: options.sessionId,
+      backend,
+      matches: uncovered,
+      detection,
+      createdAt: Date.now(),
+      ...(smartNote ? { smart: { reason: smartNote } } : {}),
+    };
+    for (const observer of this.observers) {
+      if (!observer.onRequest) continue;
+      try {
+        await observer.onRequest(request);
+      } catch (err) {
+        this.logger.warn(`approvals: an onRequest observer failed: ${errorText(err)}`);
+      }
+    }
+
+    const surface = options.surface ?? this.defaultSurface();
+    let answer: ApprovalAnswer;
+    try {
+      answer = await surface.ask(request, signal);
+    } catch (err) {
+      answer = { scope: "deny", by: "error", reason: `the approval surface failed (${errorText(err)})` };
+    }
+    const by: DecisionSource = answer.by ?? DEFAULT_BY[surface.kind] ?? "user";
+    const extra = { requestId: request.id, ...base };
+    const scopes: readonly ApprovalScope[] = ["once", "session", "always"];
+
+    if (signal.aborted || by === "cancelled") {
+      return this.finish({ allowed: false, by: "cancelled", reason: "The command was cancelled while waiting for approval.", matches, ...extra });
+    }
+    if (!scopes.includes(answer.scope)) return this.finish({ allowed: false, by, reason: denialReason(by, answer, uncovered, surface.kind), matches, scope: "deny", ...extra });
+
+    if (answer.scope === "session" || answer.scope === "always") {
+      const keys = keysOf(uncovered, backend);
+      this.grantSession(options.sessionId, keys);
+      if (answer.scope === "always") {
+        const persistable = keys.filter((k) => !containsSecret(k.prefix));
+        if (persistable.length < keys.length) {
+          this.logger.warn("approvals: an approval whose prefix contains a secret was kept for this session only, not written to config.yaml");
+        }
+        try {
+          if (persistable.length > 0) await this.allowlist.add(persistable);
+        } catch (err) {
+          this.logger.error(`approvals: could not save the approval to config.yaml (kept for this session): ${errorText(err)}`);
+        }
+      }
+    }
+    if (by === "non_interactive") {
+      this.logger.warn(`approvals: non-interactive run approved a flagged command (approvals.non_interactive: allow): ${redactSecrets(command)}`);
+    }
+    const reason =
+      answer.scope === "once" ? "Approved for this command only." : answer.scope === "session" ? "Approved for this session." : "Approved for good.";
+    return this.finish({ allowed: true, by, reason: by === "non_interactive" ? `${reason} (non-interactive policy: allow)` : reason, matches, scope: answer.scope, ...extra });
+  }
+
+  private defaultSurface(): ApprovalSurface {
+    this.surface ??= hasInteractiveTerminal()
+      ? new TerminalSurface({ timeoutMs: this.settings.timeoutMs })
+      : new NonInteractiveSurface(this.settings.nonInteractive);
+    return this.surface;
+  }
+
+  /** Logs (redacted), tells the observers, returns the decision. */
+  private async finish(decision: GateDecision): Promise<GateDecision> {
+    const rules = decision.matches.map((m) => m.rule).join(",") || "-";
+    this.logger.info(
+      redactSecrets(
+        `approval ${decision.allowed ? "allowed" : "denied"} by=${decision.by}${decision.scope ? ` scope=${decision.scope}` : ""} session=${JSON.stringify(decision.sessionId)} backend=${decision.backend} rules=${rules} command=${JSON.stringify(decision.command)} reason=${JSON.stringify(decision.reason)}`,
+      ),
+    );
+    for (const observer of this.observers) {
+      if (!observer.onDecision) continue;
+      try {
+        await observer.onDecision(decision);
+      } catch (err) {
+        this.logger.warn(`approvals: an onDecision observer failed: ${errorText(err)}`);
+      }
+    }
+    return decision;
+  }
+}
+
+/** The model-facing reason of a denial by a surface. */
+function denialReason(by: DecisionSource, answer: ApprovalAnswer, matches: readonly RuleMatch[], surfaceKind: string): string {
+  const what = describe(matches);
+  switch (by) {
+    case "timeout":
+      return `Nobody approved this command in time (${what}), so it was not run. Do not retry it unchanged; ask the user or choose another approach.`;
+    case "closed":
+      return `The approval prompt closed without an answer (${what}), so the command was not run.`;
+    case "non_interactive":
+      return `This command needs approval (${what}) and this run is non-interactive, so it was not run. Choose a safer approach or ask the user to run it.`;
+    case "error":
+      return `The command needs approval (${what}) but ${answer.reason ?? "approval failed"}, so it was not run.`;
+    default: {
+      const who = surfaceKind === "gateway" || by === "gateway" ? "The user (via the gateway)" : "The user";
+      return answer.reason
+        ? `${who} denied this command: ${answer.reason}`
+        : `${who} denied this command (${what}). Do not retry it; ask the user or choose another approach.`;
+    }
+  }
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
