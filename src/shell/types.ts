@@ -1,7 +1,11 @@
 /**
  * The shell model the command-safety gate reasons about: what bash would run,
- * not the raw text. Produced by `parseShell` (src/shell/parse.ts) from the
+ * not the raw text. Produced by `parseShell` (src/shell/parser.ts) from the
  * tree-sitter-bash syntax tree; consumed by detection (src/approval/detection/).
+ * See docs/shell-parsing.md.
+ *
+ * Optional fields marked "set only when true/non-empty" are filled by the
+ * parser only in that case, so hand-written fixtures without them stay valid.
  */
 
 /** A word after bash-style quote and escape removal. */
@@ -18,8 +22,20 @@ export interface Word {
   value: string;
   /** True when `value` is fully known without running anything. */
   static: boolean;
-  /** Command substitutions (`$(…)`, backticks) and process substitutions inside the word, parsed. */
+  /**
+   * Command substitutions (`$(…)`, backticks) and process substitutions inside the word, parsed,
+   * wherever they sit in it (inside `"…"`, `${x:-$(…)}`, `$(( $(…) ))`, an assignment's subscript).
+   */
   substitutions: Substitution[];
+  /**
+   * The word has an unquoted brace expansion (`{a,b}`, `{1..3}`): bash turns it into several
+   * words. `value` keeps the braces as written. Set only when true.
+   */
+  braceExpansion?: boolean;
+  /** The word starts with an unquoted `~` (home directory); `value` keeps it as written. Set only when true. */
+  tilde?: boolean;
+  /** The word has unquoted glob characters (`*`, `?`, `[…]`) that bash may expand. Set only when true. */
+  glob?: boolean;
 }
 
 export interface Substitution {
@@ -28,14 +44,33 @@ export interface Substitution {
 }
 
 export interface Redirect {
-  /** `>`, `>>`, `>|`, `<`, `<>`, `&>`, `&>>`, `>&`, `<&`, `<<`, `<<-`, `<<<`. */
+  /**
+   * `>`, `>>`, `>|`, `<`, `<>`, `&>`, `&>>`, `>&`, `<&`, `<<`, `<<-`, `<<<`. Closing a
+   * descriptor (`>&-`, `<&-`) is `>&` / `<&` with the target `-`.
+   */
   operator: string;
   /** The file descriptor written before the operator (`2>` → 2), when there is one. */
   fd?: number;
-  /** The file name, the here-string word (`<<<`), or the heredoc delimiter. */
+  /**
+   * The file name (or descriptor number for `>&`, `<&`), the here-string word (`<<<`), or the
+   * heredoc delimiter (`raw` as written, `value` without quotes: `'EOF'` → `EOF`).
+   */
   target: Word;
   /** A heredoc's body, when the redirect is one. `bodyStatic` is false when it contains expansions (unquoted delimiter). */
-  heredoc?: { body: string; bodyStatic: boolean };
+  heredoc?: {
+    /**
+     * The text the command reads: for a quoted delimiter (`<<'EOF'`) the lines as written; for an
+     * unquoted one with `\$`, `\``, `\\` and line continuations resolved and expansions kept as
+     * written. `<<-` strips leading tabs. Includes the final newline.
+     */
+    body: string;
+    bodyStatic: boolean;
+    /**
+     * Command substitutions (`$(…)`, backticks) in an unquoted heredoc body: bash runs them
+     * while reading the body. Set only when non-empty.
+     */
+    substitutions?: Substitution[];
+  };
 }
 
 /** A command with a name and arguments: `VAR=x sudo rm -rf dir > log`. */
@@ -43,10 +78,13 @@ export interface SimpleCommand {
   kind: "simple";
   /** Assignments before the command name. */
   assignments: { name: string; value: Word }[];
-  /** The command name and its arguments; empty for a bare assignment or redirect. */
+  /**
+   * The command name and its arguments; empty for a bare assignment or redirect. Keywords of
+   * declarations are the name (`export A=1` → `export`, `A=1`).
+   */
   argv: Word[];
   redirects: Redirect[];
-  /** Source text of the command. */
+  /** Source text of the command (with its redirects; without a heredoc's body). */
   text: string;
 }
 
@@ -54,12 +92,21 @@ export interface SimpleCommand {
 export interface CompoundCommand {
   kind: "compound";
   type: "subshell" | "group" | "if" | "for" | "while" | "until" | "case" | "function" | "test" | "arithmetic" | "other";
-  /** The command lists the compound runs (a loop body, each branch of an `if` or `case`, a function body). */
+  /**
+   * The command lists the compound runs (a loop body, each branch of an `if` or `case`, a function body).
+   * Conditions are bodies too, in source order: `if`: [condition, then, elif condition, elif then, …, else];
+   * `while`/`until`: [condition, body]; `case`: one per item.
+   */
   bodies: Script[];
-  /** Words the compound evaluates itself: a `for` list, a `case` subject, the operands of a test. */
+  /**
+   * Words the compound evaluates itself: a `for` list, a `case` subject then every pattern, the operands
+   * of a test (`[[ … ]]`, `[ … ]`), the expressions of `((…))` and `for ((…))` (not static).
+   */
   words: Word[];
   redirects: Redirect[];
   text: string;
+  /** A function definition's name (`type: "function"` only). */
+  name?: string;
 }
 
 export type Command = SimpleCommand | CompoundCommand;

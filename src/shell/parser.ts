@@ -1,0 +1,179 @@
+/**
+ * The bash parser: web-tree-sitter with the tree-sitter-bash grammar (wasm),
+ * loaded lazily on first `initShellParser()` and kept for the process.
+ * Importing this module loads nothing, so CLI start-up does not pay for it.
+ *
+ * One `Parser` instance, one `Language`, one parse-options object and one
+ * progress callback are reused by every call: parsing a short command costs
+ * the parse and the model walk, nothing else.
+ */
+
+import { createRequire } from "node:module";
+import type { Parser, ParseOptions as TreeSitterParseOptions, Tree } from "web-tree-sitter";
+import { buildScript, type BuildState } from "./build-model.js";
+import { separateHeredocLines } from "./heredoc-lines.js";
+import { copyTree, languageTables, type LanguageTables, type SyntaxNode } from "./syntax-tree.js";
+import type { ParseOptions, ParseResult } from "./types.js";
+
+/** Defaults of `ParseOptions`. */
+export const SHELL_PARSE_DEFAULTS: Readonly<Required<ParseOptions>> = Object.freeze({
+  timeBudgetMs: 50,
+  maxDepth: 16,
+  maxLength: 64 * 1024,
+});
+
+let parser: Parser | null = null;
+let tables: LanguageTables | null = null;
+let loading: Promise<void> | null = null;
+
+/** `performance.now()` value after which the current parse is cancelled. */
+let deadline = 0;
+let cancelled = false;
+/**
+ * web-tree-sitter 0.25 calls the progress callback periodically while parsing (and while
+ * balancing the tree); returning true cancels the parse and `parse` returns null. Its typing
+ * says `void`, the runtime reads the boolean.
+ */
+const progressCallback = (): boolean => {
+  if (performance.now() > deadline) {
+    cancelled = true;
+    return true;
+  }
+  return false;
+};
+const treeSitterOptions: TreeSitterParseOptions = { progressCallback };
+
+/**
+ * Loads web-tree-sitter and the bash grammar once per process. Idempotent and safe to call
+ * concurrently (every caller awaits the same load); a failed load can be retried.
+ */
+export function initShellParser(): Promise<void> {
+  if (parser) return Promise.resolve();
+  loading ??= load().catch((error: unknown) => {
+    loading = null;
+    throw new Error(`could not load the bash parser (web-tree-sitter + tree-sitter-bash.wasm): ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
+  });
+  return loading;
+}
+
+async function load(): Promise<void> {
+  const require = createRequire(import.meta.url);
+  const wasmPath = require.resolve("tree-sitter-bash/tree-sitter-bash.wasm");
+  const treeSitter = await import("web-tree-sitter");
+  await treeSitter.Parser.init();
+  const language = await treeSitter.Language.load(wasmPath);
+  const instance = new treeSitter.Parser();
+  instance.setLanguage(language);
+  tables = languageTables(language);
+  parser = instance;
+  // The first parses compile the wasm lazily (tens of ms): pay that here, not in the first
+  // command's time budget.
+  for (const text of WARM_UP) parseShell(text, { timeBudgetMs: 60_000 });
+}
+
+/** Commands that run the grammar's and the model builder's main paths once at start-up. */
+const WARM_UP = [
+  "git status --short",
+  `for f in *.txt; do if [[ -n "$f" && ! -e /tmp/x ]]; then A=1 cp -- "$f" ~/b\ c 2>&1 | tee -a log >/dev/null; fi; done`,
+  "case $(uname -s) in Linux|Darwin) x=$((1 + 2)); echo ${x:-y} `id` $'\\x41' <(ls) &;; *) exit 1;; esac",
+  "f() { local -r v=\"$1\"; export V; (cd / && ls) || { echo no; }; }; while read -r l; do :; done <<< 'a'",
+  "cat <<-'EOF' > out && bash <<EOF2\n\tbody\n\tEOF\n$(date) \\$HOME\nEOF2\necho done",
+];
+
+/** True once `initShellParser()` has finished: `parseShell` can be called. */
+export function isShellParserReady(): boolean {
+  return parser !== null;
+}
+
+function option(value: number | undefined, fallback: number, min: number): number {
+  return typeof value === "number" && Number.isFinite(value) && value >= min ? value : fallback;
+}
+
+/**
+ * Parses a shell command into the `Script` model. Synchronous: call `initShellParser()` first
+ * (or use `parseShellAsync`). Never throws on any input: syntax errors, unsupported syntax and
+ * every limit reached (length, nesting depth, time) are listed in `problems`, and a non-empty
+ * list means the command could not be fully analysed.
+ */
+export function parseShell(source: string, options: ParseOptions = {}): ParseResult {
+  const p = parser;
+  const t = tables;
+  if (!p || !t) {
+    throw new Error("the shell parser is not initialised: await initShellParser() once before parseShell(), or use parseShellAsync()");
+  }
+  const timeBudgetMs = option(options.timeBudgetMs, SHELL_PARSE_DEFAULTS.timeBudgetMs, 0);
+  const maxDepth = Math.floor(option(options.maxDepth, SHELL_PARSE_DEFAULTS.maxDepth, 0));
+  const maxLength = option(options.maxLength, SHELL_PARSE_DEFAULTS.maxLength, 0);
+
+  if (source.length > maxLength) {
+    return {
+      script: { pipelines: [], text: source },
+      problems: [`command too long: ${source.length} characters (limit ${maxLength}); not analysed`],
+    };
+  }
+  if (source.length === 0) return { script: { pipelines: [], text: "" }, problems: [] };
+
+  deadline = performance.now() + timeBudgetMs;
+  const state: BuildState = {
+    problems: [],
+    maxDepth,
+    deadline,
+    parseNested: (text) => run(p, t, text, state, timeBudgetMs),
+  };
+  const root = run(p, t, source, state, timeBudgetMs);
+  if (!root) return { script: { pipelines: [], text: source }, problems: state.problems };
+  if (root.hasError && source.includes("<<")) {
+    // tree-sitter-bash fails on `cat <<EOF > f; x`: retry once with such heredoc lines rewritten.
+    const rewritten = separateHeredocLines(source);
+    const retry = rewritten === null ? null : run(p, t, rewritten, state, timeBudgetMs);
+    if (rewritten !== null && retry && !retry.hasError) {
+      const script = buildScript(retry, rewritten, state);
+      return { script: { pipelines: script.pipelines, text: source }, problems: state.problems };
+    }
+    if (!retry && state.timeReported) return { script: { pipelines: [], text: source }, problems: state.problems };
+  }
+  return { script: buildScript(root, source, state), problems: state.problems };
+}
+
+/**
+ * Parses `text` within the current deadline and copies the tree into plain objects (the wasm
+ * tree is freed at once); null, with a problem recorded, when the budget ran out.
+ */
+function run(p: Parser, t: LanguageTables, text: string, state: BuildState, budgetMs: number): SyntaxNode | null {
+  cancelled = false;
+  let tree: Tree | null;
+  try {
+    tree = p.parse(text, null, treeSitterOptions);
+  } catch (error) {
+    p.reset();
+    state.problems.push(`the bash parser failed: ${error instanceof Error ? error.message : String(error)}`);
+    return null;
+  }
+  if (!tree) {
+    // A cancelled parse would otherwise resume on the next call.
+    p.reset();
+    const message = cancelled ? `parse time budget of ${budgetMs} ms exceeded; not analysed` : "the bash parser returned no tree; not analysed";
+    if (!state.problems.includes(message)) state.problems.push(message);
+    state.timeReported = true;
+    return null;
+  }
+  try {
+    const root = copyTree(tree, t, deadline);
+    if (!root) {
+      const message = `parse time budget of ${budgetMs} ms exceeded; not analysed`;
+      if (!state.problems.includes(message)) state.problems.push(message);
+      state.timeReported = true;
+    }
+    return root;
+  } finally {
+    tree.delete();
+  }
+}
+
+/** `initShellParser()` then `parseShell()`. */
+export async function parseShellAsync(source: string, options?: ParseOptions): Promise<ParseResult> {
+  await initShellParser();
+  return parseShell(source, options);
+}
