@@ -13,6 +13,7 @@ import {
   type ExportableTool,
   type ExportFormat,
 } from "../src/adapters/index.js";
+import { resolveLocalRef } from "../src/adapters/refs.js";
 import type { FunctionSchema, JsonSchema } from "../src/registry/types.js";
 
 type Node = Record<string, any>;
@@ -537,6 +538,345 @@ describe("strict", () => {
     const input = structuredClone(shippingParams);
     toOpenAIStrict(fn(input));
     expect(input).toEqual(shippingParams);
+  });
+});
+
+describe("self-referencing and hostile schemas", () => {
+  // Tool schemas come from third parties (MCP servers, plugins): every converter
+  // must finish on any JSON, with the recursion cut and a note saying so.
+
+  /** Every value nested anywhere in a JSON value, without recursion (the inputs here are too deep for it). */
+  function* walkJson(value: unknown): Generator<[unknown, number]> {
+    const pending: [unknown, number][] = [[value, 0]];
+    while (pending.length > 0) {
+      const [v, depth] = pending.pop() as [unknown, number];
+      yield [v, depth];
+      if (typeof v === "object" && v !== null) for (const child of Object.values(v)) pending.push([child, depth + 1]);
+    }
+  }
+
+  function refsIn(value: unknown): string[] {
+    const refs: string[] = [];
+    for (const [v] of walkJson(value)) if (typeof v === "object" && v !== null && typeof (v as Node).$ref === "string") refs.push((v as Node).$ref);
+    return refs;
+  }
+
+  function nesting(value: unknown): number {
+    let max = 0;
+    for (const [, depth] of walkJson(value)) max = Math.max(max, depth);
+    return max;
+  }
+
+  function descriptions(value: unknown): string[] {
+    const out: string[] = [];
+    for (const [v] of walkJson(value)) if (typeof v === "object" && v !== null && typeof (v as Node).description === "string") out.push((v as Node).description);
+    return out;
+  }
+
+  /** `levels` schemas, each the only property of the one above (built in a loop: too deep for a literal). */
+  function nested(levels: number, wrap: (inner: JsonSchema) => JsonSchema): JsonSchema {
+    let schema: JsonSchema = { type: "string", description: "The bottom." };
+    for (let i = 0; i < levels; i++) schema = wrap(schema);
+    return schema;
+  }
+
+  // Frozen copies, to catch writes to the input; the deep inputs are too deep for `structuredClone` and `freeze`.
+  const strictParams = (schema: JsonSchema, copy = true): Node =>
+    toOpenAIStrict(fn(copy ? freeze(structuredClone(schema)) : schema)).function.parameters as Node;
+  const geminiParams = (schema: JsonSchema, copy = true): Node => toGemini(fn(copy ? freeze(structuredClone(schema)) : schema)).parameters as Node;
+
+  const backToRoot: JsonSchema = {
+    type: "object",
+    properties: { x: { $ref: "#/$defs/A" } },
+    $defs: { A: { type: "object", properties: { back: { $ref: "#", description: "d" } } } },
+  };
+
+  const shapes: Record<string, JsonSchema> = {
+    "a definition referring back to the root, with siblings": backToRoot,
+    "a root property referring to the root, with siblings": {
+      type: "object",
+      properties: { name: { type: "string" }, again: { $ref: "#", description: "The same again." } },
+      required: ["name", "again"],
+      $defs: { Up: { type: "object", properties: { top: { $ref: "#", title: "Top" } } } },
+    },
+    "mutual recursion A -> B -> A, with siblings": {
+      type: "object",
+      properties: { start: { $ref: "#/$defs/A", description: "Start here." } },
+      required: ["start"],
+      $defs: {
+        A: { type: "object", properties: { b: { $ref: "#/$defs/B", description: "To B." } } },
+        B: { type: "object", properties: { a: { $ref: "#/$defs/A", description: "To A." } } },
+      },
+    },
+    "a definition referring to itself, with siblings": {
+      type: "object",
+      properties: { head: { $ref: "#/definitions/Link" } },
+      required: ["head"],
+      definitions: {
+        Link: { type: "object", properties: { value: { type: "integer" }, next: { $ref: "#/definitions/Link", description: "The rest." } } },
+      },
+    },
+    "refs to targets that do not exist": {
+      type: "object",
+      properties: {
+        gone: { $ref: "#/$defs/Nope", description: "Gone." },
+        bare: { $ref: "#/$defs/Nope" },
+        remote: { $ref: "https://example.com/thing.json" },
+        notSchema: { $ref: "#/required/0" },
+        malformed: { $ref: "#/$defs/%zz" },
+      },
+      required: ["gone", "bare", "remote", "notSchema", "malformed"],
+    },
+    "refs that lead only to each other": {
+      type: "object",
+      properties: { x: { $ref: "#/$defs/A" }, y: { $ref: "#/properties/y", description: "Me." } },
+      required: ["x", "y"],
+      $defs: { A: { $ref: "#/$defs/B" }, B: { $ref: "#/$defs/A", description: "B." } },
+    },
+    "refs into places an export rewrites (allOf, oneOf, not, tuples)": {
+      type: "object",
+      properties: {
+        a: { $ref: "#/allOf/0" },
+        b: { $ref: "#/properties/c/oneOf/0" },
+        c: { oneOf: [{ type: "object", properties: { deeper: { $ref: "#/properties/c/oneOf/0" } } }, { type: "string" }] },
+        d: { $ref: "#/properties/e/not" },
+        e: { type: "string", not: { const: "no" } },
+        f: { $ref: "#/$defs/Via" },
+        g: { $ref: "#/properties/h/prefixItems/1" },
+        h: { type: "array", prefixItems: [{ type: "string" }, { type: "integer", minimum: 3 }] },
+      },
+      required: ["a", "b", "c", "d", "e", "f", "g", "h"],
+      allOf: [{ properties: { z: { type: "integer" } } }],
+      $defs: { Via: { $ref: "#/$defs/Gone", description: "Via." } },
+    },
+    "a ref inside allOf back to the root": {
+      type: "object",
+      properties: { deeper: { allOf: [{ $ref: "#" }, { properties: { more: { type: "string" } } }] } },
+      $defs: { D: { allOf: [{ $ref: "#" }], description: "d" } },
+    },
+  };
+
+  for (const [name, schema] of Object.entries(shapes)) {
+    it(`strict: ${name} converts, with every kept ref resolving and every object closed`, () => {
+      const params = strictParams(schema);
+      expect(JSON.parse(JSON.stringify(params))).toEqual(params);
+      for (const ref of refsIn(params)) expect(resolveLocalRef(params, ref), ref).toBeDefined();
+      for (const node of objectNodes(params)) {
+        expect(node.additionalProperties).toBe(false);
+        expect(node.required).toEqual(Object.keys(node.properties));
+      }
+      // A strict-mode consumer can compile it.
+      expect(() => new Ajv({ strict: false }).compile(params)).not.toThrow();
+    });
+
+    it(`gemini: ${name} converts, with no $ref left`, () => {
+      const params = geminiParams(schema);
+      expect(JSON.parse(JSON.stringify(params))).toEqual(params);
+      expect(allKeys(params).has("$ref")).toBe(false);
+      for (const node of objectNodes(params)) expect(typeof node.type).toBe("string");
+    });
+  }
+
+  it("strict: a $ref to the root beside siblings inside $defs is inlined once, without re-emitting $defs", () => {
+    const params = strictParams(backToRoot);
+    expect(Object.keys(params.$defs)).toEqual(["A"]);
+    expect(params.properties.x).toEqual({ anyOf: [{ $ref: "#/$defs/A" }, { type: "null" }] });
+    expect(params.$defs.A.properties.back).toEqual({
+      type: ["object", "null"],
+      description: "d",
+      properties: { x: { anyOf: [{ $ref: "#/$defs/A" }, { type: "null" }] } },
+      required: ["x"],
+      additionalProperties: false,
+    });
+    const validate = new Ajv({ strict: false }).compile(params);
+    expect(validate({ x: { back: { x: { back: { x: null } } } } })).toBe(true);
+    expect(validate({ x: { back: { x: null, y: 1 } } })).toBe(false);
+  });
+
+  it("gemini: a $ref to the root inside $defs is expanded twice, then cut with a note", () => {
+    const params = geminiParams(backToRoot);
+    const back = params.properties.x.properties.back;
+    expect(back.description).toBe("d");
+    const cut = back.properties.x.properties.back.properties.x;
+    expect(cut.properties).toBeUndefined();
+    expect(cut).toEqual({ type: "object", description: "(a nested A; the structure repeats recursively and is not spelled out at this depth)" });
+  });
+
+  it("strict: a root property referring to the root keeps its siblings once, then becomes a plain ref", () => {
+    const params = strictParams(shapes["a root property referring to the root, with siblings"] as JsonSchema);
+    const again = params.properties.again;
+    expect(again.description).toBe("The same again.");
+    expect(again.properties.name).toEqual({ type: "string" });
+    expect(again.properties.again).toEqual({ $ref: "#" });
+    expect(again.$defs).toBeUndefined();
+    expect(params.$defs.Up.properties.top).toMatchObject({ title: "Top", type: ["object", "null"] });
+  });
+
+  it("strict: mutual recursion with siblings inlines each ref once per path, then keeps the ref", () => {
+    const params = strictParams(shapes["mutual recursion A -> B -> A, with siblings"] as JsonSchema);
+    const b = params.properties.start.properties.b;
+    expect(params.properties.start.description).toBe("Start here.");
+    expect(b.description).toBe("To B.");
+    expect(b.properties.a).toEqual({ anyOf: [{ $ref: "#/$defs/A" }, { type: "null" }] });
+    // A definition inlines the other one once, then refers back to itself.
+    expect(params.$defs.B.properties.a.properties.b.properties.a).toEqual({ anyOf: [{ $ref: "#/$defs/A" }, { type: "null" }] });
+  });
+
+  it("gemini: mutual recursion with siblings is cut after two rounds, keeping the descriptions", () => {
+    const params = geminiParams(shapes["mutual recursion A -> B -> A, with siblings"] as JsonSchema);
+    let node = params.properties.start;
+    expect(node.description).toBe("Start here.");
+    const seen: string[] = [];
+    for (let i = 0; i < 10 && node.properties; i++) {
+      node = node.properties.b ?? node.properties.a;
+      seen.push(node.description);
+    }
+    expect(seen.slice(0, 3)).toEqual(["To B.", "To A.", "To B."]);
+    expect(node.properties).toBeUndefined();
+    expect(node.description).toMatch(/\(a nested [AB]; the structure repeats recursively/);
+  });
+
+  it("strict and gemini: a definition referring to itself with siblings ends in a ref or a note", () => {
+    const shape = shapes["a definition referring to itself, with siblings"] as JsonSchema;
+    const strict = strictParams(shape);
+    expect(strict.definitions.Link.properties.next.description).toBe("The rest.");
+    expect(strict.definitions.Link.properties.next.properties.next).toEqual({ anyOf: [{ $ref: "#/definitions/Link" }, { type: "null" }] });
+    const gemini = geminiParams(shape);
+    expect(descriptions(gemini).some((d) => d.includes("a nested Link; the structure repeats recursively"))).toBe(true);
+  });
+
+  it("strict: a $ref that cannot be resolved keeps its siblings and says so, instead of a dangling ref", () => {
+    const params = strictParams(shapes["refs to targets that do not exist"] as JsonSchema);
+    expect(params.properties).toEqual({
+      gone: { type: "string", description: "Gone. (refers to #/$defs/Nope, which is not part of this schema)" },
+      bare: { type: "string", description: "(refers to #/$defs/Nope, which is not part of this schema)" },
+      remote: { type: "string", description: "(refers to https://example.com/thing.json, which is not part of this schema)" },
+      notSchema: { type: "string", description: "(refers to #/required/0, which is not part of this schema)" },
+      malformed: { type: "string", description: "(refers to #/$defs/%zz, which is not part of this schema)" },
+    });
+  });
+
+  it("gemini: a $ref that cannot be resolved keeps its siblings and says so", () => {
+    const params = geminiParams(shapes["refs to targets that do not exist"] as JsonSchema);
+    expect(params.properties.gone).toEqual({ type: "string", description: "Gone. (refers to #/$defs/Nope, which is not part of this schema)" });
+    expect(params.properties.bare).toEqual({ type: "string", description: "(refers to #/$defs/Nope, which is not part of this schema)" });
+  });
+
+  it("strict: a ref into a place the export rewrites is inlined, since it would dangle in the output", () => {
+    const shape = shapes["refs into places an export rewrites (allOf, oneOf, not, tuples)"] as JsonSchema;
+    const params = strictParams(shape);
+    expect(params.properties.a).toMatchObject({ type: "object", properties: { z: { type: ["integer", "null"] } } });
+    // Inlined once; its ref to itself cannot stay a ref either, so recursion ends in a placeholder.
+    expect(params.properties.b.properties.deeper).toEqual({
+      type: ["object", "null"],
+      properties: {},
+      required: [],
+      additionalProperties: false,
+      description: "(a nested oneOf/0; the structure repeats recursively and is not spelled out at this depth)",
+    });
+    expect(params.properties.d).toEqual({ type: "string", const: "no" });
+    expect(params.properties.g).toEqual({ type: "integer", minimum: 3 });
+    // A definition that is itself a ref to nothing stays a ref to that definition, which says what is missing.
+    expect(params.properties.f).toEqual({ $ref: "#/$defs/Via" });
+    expect(params.$defs.Via).toEqual({ type: "string", description: "Via. (refers to #/$defs/Gone, which is not part of this schema)" });
+    expect(geminiParams(shape).properties.f).toEqual(params.$defs.Via);
+  });
+
+  it("strict and gemini: refs that only lead to each other are described, not followed", () => {
+    const shape = shapes["refs that lead only to each other"] as JsonSchema;
+    const strict = strictParams(shape);
+    expect(refsIn(strict)).toEqual([]);
+    expect(strict.properties.x).toEqual({ type: "string", description: "(refers to #/$defs/A, which only leads back to itself)" });
+    expect(strict.properties.y).toEqual({ type: "string", description: "Me. (refers to #/properties/y, which only leads back to itself)" });
+    const gemini = geminiParams(shape);
+    expect(gemini.properties.x).toEqual(strict.properties.x);
+    expect(gemini.properties.y).toEqual(strict.properties.y);
+  });
+
+  const deepShapes: Record<string, JsonSchema> = {
+    "objects in objects": nested(5_000, (inner) => ({ type: "object", properties: { a: inner }, required: ["a"] })),
+    "arrays of arrays": { type: "object", properties: { a: nested(5_000, (inner) => ({ type: "array", items: inner })) } },
+    "anyOf in anyOf": { type: "object", properties: { a: nested(5_000, (inner) => ({ anyOf: [inner, { type: "null" }] })) } },
+    "allOf in allOf": { type: "object", properties: { a: nested(5_000, (inner) => ({ allOf: [inner, { description: "x" }] })) } },
+    "a deep schema under not": { type: "object", properties: { n: { type: "string", not: nested(5_000, (inner) => ({ not: inner })) } } },
+    "a deep value under keywords kept as they are": {
+      type: "object",
+      properties: {
+        e: { enum: [nested(5_000, (inner) => ({ k: inner })), "x"], title: nested(5_000, (inner) => ({ t: inner })) },
+        x: { type: "string", example: nested(5_000, (inner) => ({ k: inner })) },
+      },
+    },
+  };
+
+  for (const [name, schema] of Object.entries(deepShapes)) {
+    it(`strict and gemini: 5,000 levels of ${name} convert without a RangeError, cut with a note`, () => {
+      for (const params of [strictParams(schema, false), geminiParams(schema, false)]) {
+        expect(params.type).toBe("object");
+        const text = JSON.stringify(params);
+        expect(JSON.parse(text)).toEqual(params);
+        if (name.startsWith("a deep")) continue; // quoted in a description, not walked
+        expect(nesting(params)).toBeLessThan(1_000);
+        expect(descriptions(params).some((d) => /nested more than \d+ levels deep; not spelled out/.test(d))).toBe(true);
+      }
+    });
+  }
+
+  it("strict: a deep object is spelled out down to the cut, then closed and empty", () => {
+    const params = strictParams(deepShapes["objects in objects"] as JsonSchema, false);
+    let node = params;
+    let levels = 0;
+    while (node.properties.a?.properties?.a) {
+      node = node.properties.a;
+      levels++;
+    }
+    expect(levels).toBeGreaterThanOrEqual(50);
+    expect(node.properties.a).toEqual({
+      type: "object",
+      properties: {},
+      required: [],
+      additionalProperties: false,
+      description: expect.stringMatching(/^\(nested more than \d+ levels deep; not spelled out\)$/),
+    });
+  });
+
+  it("every format exports a 5,000-level schema without throwing", () => {
+    const tools: ExportableTool[] = [{ schema: fn(deepShapes["objects in objects"] as JsonSchema), category: "c", toolset: "t" }];
+    for (const format of EXPORT_FORMATS) expect(() => exportTools(tools, format), format).not.toThrow();
+    // The pass-through formats keep the schema whole.
+    const raw = exportTools(tools, "raw")[0] as { parameters: Node };
+    expect(nesting(raw.parameters)).toBeGreaterThan(10_000);
+  });
+
+  /** Each definition refers twice to the next: fully inlined, 2^n copies of the last. */
+  function doubling(n: number): JsonSchema {
+    const defs: Record<string, JsonSchema> = {};
+    for (let i = 0; i < n; i++) {
+      const next = i + 1 < n ? { $ref: `#/$defs/L${i + 1}` } : { type: "string" };
+      defs[`L${i}`] = {
+        type: "object",
+        description: `Level ${i}.`,
+        properties: { left: { ...next, description: "Left." }, right: { ...next, description: "Right." } },
+      };
+    }
+    return { type: "object", properties: { tree: { $ref: "#/$defs/L0", description: "The tree." } }, $defs: defs };
+  }
+
+  it("strict and gemini: refs that double at every level stop expanding at a size limit", () => {
+    const schema = doubling(40);
+    const strict = strictParams(schema);
+    expect(JSON.stringify(strict).length).toBeLessThan(20_000_000);
+    for (const ref of refsIn(strict)) expect(resolveLocalRef(strict, ref), ref).toBeDefined();
+    const gemini = geminiParams(schema);
+    expect(JSON.stringify(gemini).length).toBeLessThan(20_000_000);
+    expect(allKeys(gemini).has("$ref")).toBe(false);
+    expect(descriptions(gemini).some((d) => d.includes("not spelled out, because the schema grows too large"))).toBe(true);
+  });
+
+  it("gemini: a type listed many times is split once per distinct type", () => {
+    const schema = nested(30, (inner) => ({ type: ["object", "object", "object", "null"], properties: { a: inner } }));
+    const params = geminiParams({ type: "object", properties: { root: schema } });
+    expect(JSON.stringify(params).length).toBeLessThan(100_000);
+    expect(params.properties.root).toMatchObject({ type: "object", nullable: true });
   });
 });
 

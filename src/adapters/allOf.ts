@@ -14,8 +14,22 @@ export interface MergeResult {
   conflicts: SchemaNode[];
 }
 
+/** Whether two JSON values are equal (key order aside); without recursion, since members may be nested very deep. */
 function same(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+  const pending: [unknown, unknown][] = [[a, b]];
+  while (pending.length > 0) {
+    const [x, y] = pending.pop() as [unknown, unknown];
+    if (x === y) continue;
+    if (typeof x !== "object" || typeof y !== "object" || x === null || y === null) return false;
+    if (Array.isArray(x) !== Array.isArray(y)) return false;
+    const keys = Object.keys(x);
+    if (keys.length !== Object.keys(y).length) return false;
+    for (const key of keys) {
+      if (!Object.hasOwn(y, key)) return false;
+      pending.push([(x as Record<string, unknown>)[key], (y as Record<string, unknown>)[key]]);
+    }
+  }
+  return true;
 }
 
 /**

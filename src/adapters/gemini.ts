@@ -11,10 +11,9 @@ import type { FunctionSchema } from "../registry/types.js";
 import type { SchemaNode } from "./types.js";
 import { isPlainObject } from "./clone.js";
 import { hasNoProperties } from "./parameters.js";
-import { refName } from "./refs.js";
 import { annotate, notesFor, render } from "./notes.js";
 import { declaredTypes, inferType, isNullSchema } from "./shape.js";
-import { anyValue, itemsOf, schemaWalker, unionOf, type RefSite, type WalkContext } from "./walk.js";
+import { anyValue, fitsDepth, itemsOf, schemaWalker, unionOf, type RefSite, type WalkContext } from "./walk.js";
 
 export interface GeminiFunctionDeclaration {
   name: string;
@@ -23,7 +22,7 @@ export interface GeminiFunctionDeclaration {
   parameters?: SchemaNode;
 }
 
-/** How many times one `$ref` may be expanded along a single path before the recursion is cut. */
+/** How many times one `$ref` may be expanded along a single path before the recursion is cut (see walk.ts for the other limits). */
 const RECURSION_LIMIT = 2;
 
 const FORMATS_BY_TYPE: Readonly<Record<string, readonly string[]>> = {
@@ -95,22 +94,12 @@ export function toGemini(schema: FunctionSchema): GeminiFunctionDeclaration {
   return declaration;
 }
 
-/** Gemini has no `$ref`, so every reference is inlined until recursion forces a cut. */
+/** Gemini has no `$ref`, so every reference is inlined until recursion (or the size limit) forces a cut. */
 function convertRef(site: RefSite, ctx: WalkContext): SchemaNode {
-  const { ref, siblings, target } = site;
-  if (!target) return convertResolved(siblings, ctx, [`refers to ${ref}, which is not part of this schema`]);
-  if (site.recursive) return truncated(target, siblings, ref);
+  if (site.unresolved !== undefined) return convertResolved(site.siblings, ctx, [site.unresolved]);
+  // Where recursion is cut: a typed placeholder that still tells the model what belongs there.
+  if (site.limit !== undefined) return site.placeholder();
   return site.inline();
-}
-
-/** Where recursion is cut: a typed placeholder that still tells the model what belongs there. */
-function truncated(target: SchemaNode, siblings: SchemaNode, ref: string): SchemaNode {
-  const type = typeof target.type === "string" && target.type !== "null" ? target.type : "object";
-  const out: SchemaNode = { type };
-  if (type === "array") out.items = { type: "string" };
-  return annotate(out, siblings.description ?? target.description, [
-    `a nested ${refName(ref)}; the structure repeats recursively and is not spelled out at this depth`,
-  ]);
 }
 
 function convertResolved(node: SchemaNode, ctx: WalkContext, extraNotes: readonly string[] = []): SchemaNode {
@@ -139,7 +128,9 @@ function convertResolved(node: SchemaNode, ctx: WalkContext, extraNotes: readonl
 
   let types = declaredTypes(node);
   if (types?.includes("null")) nullable = true;
+  // Each type once: `["object","object"]` would otherwise split into two copies of the whole object, per level.
   types = types?.filter((t) => t !== "null");
+  if (types !== undefined && types.length > 1) types = [...new Set(types)];
   if (types === undefined || types.length === 0) {
     const inferred = inferType(node);
     if (inferred) types = [inferred];
@@ -164,7 +155,7 @@ function convertResolved(node: SchemaNode, ctx: WalkContext, extraNotes: readonl
     if (typeof node[key] === "number") out[key] = node[key];
   }
   if (typeof node.pattern === "string") out.pattern = node.pattern;
-  if (node.example !== undefined) out.example = node.example;
+  if (node.example !== undefined && fitsDepth(node.example)) out.example = node.example;
 
   if (isPlainObject(node.properties)) convertProperties(node, node.properties, out, ctx);
   convertItems(node, out, notes, ctx);

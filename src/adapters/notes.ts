@@ -12,8 +12,46 @@ const MAX_RENDERED = 160;
 
 /** Compact JSON for a value quoted inside a description, shortened so one huge enum cannot swamp it. */
 export function render(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
+  const text = jsonPrefix(value, MAX_RENDERED) ?? String(value);
   return text.length > MAX_RENDERED ? `${text.slice(0, MAX_RENDERED - 1)}…` : text;
+}
+
+/**
+ * `JSON.stringify(value)` for the JSON values found in a schema, but only
+ * its first `limit` characters and a little more: writing stops there, so
+ * quoting a huge or deeply nested subschema costs no more than a short one
+ * (and cannot overflow the stack: every level writes at least one character).
+ * `undefined` when the value has no JSON form, as for `JSON.stringify`.
+ */
+function jsonPrefix(value: unknown, limit: number): string | undefined {
+  let out = "";
+  const write = (v: unknown, inArray: boolean): boolean => {
+    if (typeof v === "string") out += JSON.stringify(v.length > limit ? v.slice(0, limit) : v);
+    else if (typeof v === "number") out += Number.isFinite(v) ? String(v) : "null";
+    else if (typeof v === "boolean" || v === null) out += String(v);
+    else if (Array.isArray(v)) {
+      out += "[";
+      for (let i = 0; i < v.length && out.length <= limit; i++) {
+        if (i > 0) out += ",";
+        write(v[i], true);
+      }
+      out += "]";
+    } else if (typeof v === "object") {
+      out += "{";
+      let first = true;
+      for (const [key, item] of Object.entries(v)) {
+        if (out.length > limit) break;
+        if (item === undefined || typeof item === "function" || typeof item === "symbol") continue;
+        out += `${first ? "" : ","}${JSON.stringify(key)}:`;
+        first = false;
+        write(item, false);
+      }
+      out += "}";
+    } else if (inArray) out += "null";
+    else return false;
+    return true;
+  };
+  return write(value, false) ? out : undefined;
 }
 
 function plural(n: unknown, one: string, many: string): string {

@@ -13,7 +13,8 @@ import type { SchemaNode } from "./types.js";
 import { isPlainObject } from "./clone.js";
 import { annotate, notesFor } from "./notes.js";
 import { declaredTypes, inferType, isNullSchema } from "./shape.js";
-import { itemsOf, schemaWalker, unionOf, type RefSite, type WalkContext } from "./walk.js";
+import { pointerPath } from "./refs.js";
+import { fitsDepth, itemsOf, MAX_DEPTH, schemaWalker, unionOf, type RefSite, type WalkContext } from "./walk.js";
 
 export interface OpenAIStrictToolDefinition {
   type: "function";
@@ -77,22 +78,62 @@ export function toOpenAIStrict(schema: FunctionSchema): OpenAIStrictToolDefiniti
   };
 }
 
-function strictifyRef(site: RefSite): SchemaNode {
+function strictifyRef(site: RefSite, ctx: WalkContext): SchemaNode {
+  // A ref that leads nowhere (or round in a loop of refs) would make OpenAI refuse the
+  // whole request, so it becomes what its siblings say, plus a note, as for Gemini.
+  if (site.unresolved !== undefined) return strictifyResolved(site.siblings, ctx, [site.unresolved]);
+  // A ref into a place this export rewrites (`allOf`, `oneOf`, `not`, a tuple...) would point
+  // nowhere in the output, so its target is inlined, or replaced by a placeholder at a limit.
+  if (!keptInOutput(ctx.root, site.ref)) return site.limit === undefined ? site.inline() : site.placeholder();
   // Strict mode refuses keywords beside a $ref, so the target is inlined under them.
-  // When that would recurse (or cannot be resolved) only the bare ref survives.
-  if (Object.keys(site.siblings).length === 0 || !site.target || site.recursive) return { $ref: site.ref };
+  // When that would recurse (or pass the size limit) only the bare ref survives: strict mode follows it itself.
+  if (Object.keys(site.siblings).length === 0 || site.limit !== undefined) return { $ref: site.ref };
   return site.inline();
 }
 
-function strictifyResolved(node: SchemaNode, ctx: WalkContext): SchemaNode {
-  const out: SchemaNode = {};
-  const notes: string[] = [];
+/**
+ * Whether the node `ref` points at is still at that pointer in the output:
+ * true when the way there only passes through what this export keeps in
+ * place (`properties`, `$defs`, `definitions`, `anyOf`, an `items` schema).
+ */
+function keptInOutput(root: SchemaNode, ref: string): boolean {
+  const path = pointerPath(ref);
+  // Past the depth limit the walk leaves a placeholder, so a long path may not survive.
+  if (path === undefined || path.length > MAX_DEPTH) return false;
+  let node: unknown = root;
+  for (let i = 0; i < path.length; i++) {
+    if (!isPlainObject(node)) return false;
+    const keyword = path[i] as string;
+    const member = path[i + 1];
+    if (keyword === "items" && isPlainObject(node.items)) node = node.items;
+    else if ((keyword === "properties" || keyword === "$defs" || keyword === "definitions") && member !== undefined) {
+      const table = node[keyword];
+      node = isPlainObject(table) ? table[member] : undefined;
+      i++;
+    } else if (keyword === "anyOf" && Array.isArray(node.anyOf) && member !== undefined && /^\d+$/.test(member)) {
+      node = node.anyOf[Number(member)];
+      i++;
+    } else return false;
+  }
+  return isPlainObject(node);
+}
 
-  let type: unknown = node.type;
+function strictifyResolved(node: SchemaNode, ctx: WalkContext, extraNotes: readonly string[] = []): SchemaNode {
+  const out: SchemaNode = {};
+  const notes: string[] = [...extraNotes];
+
+  // A `type` that is neither a name nor a list of names is no type at all.
+  let type: unknown = declaredTypes(node) === undefined ? undefined : node.type;
+  if (Array.isArray(type) && type.some((t) => typeof t !== "string")) type = undefined;
   if (type === undefined) type = inferType(node);
   if (type !== undefined) out.type = type;
 
-  for (const key of KEPT) if (node[key] !== undefined) out[key] = node[key];
+  for (const key of KEPT) {
+    if (node[key] === undefined) continue;
+    // A value nested too deep to serialise (say an enum of 5,000-level objects) is described instead.
+    if (fitsDepth(node[key])) out[key] = node[key];
+    else notes.push(...notesFor(node, [key]));
+  }
 
   // Strict mode has no boolean-exclusive bounds (draft-04); the numeric form says the same.
   for (const [bound, exclusive] of [
@@ -119,11 +160,14 @@ function strictifyResolved(node: SchemaNode, ctx: WalkContext): SchemaNode {
   if (types.includes("object") || isPlainObject(node.properties)) strictifyObject(node, out, notes, ctx);
   if (types.includes("array") || node.items !== undefined) strictifyArray(node, out, notes, ctx);
 
+  // Definitions are converted on the current path, not afresh: starting a
+  // definition with an empty stack let a `$ref: "#"` beside siblings inside it
+  // inline the root, whose definitions then inlined the root again, without end.
   for (const defs of ["$defs", "definitions"] as const) {
     const table = node[defs];
     if (!isPlainObject(table)) continue;
     const converted: Record<string, SchemaNode> = {};
-    for (const [name, schema] of Object.entries(table)) converted[name] = strictify(schema, { ...ctx, stack: [] });
+    for (const [name, schema] of Object.entries(table)) converted[name] = strictify(schema, ctx);
     out[defs] = converted;
   }
 
