@@ -3,10 +3,13 @@
  * returns its merged output and exit code as a JSON string.
  *
  * Result shape (always a JSON object string):
- *   { "output": string, "exit_code": number, "error": string | null, "status"?: "timeout" | "cancelled" }
+ *   { "output": string, "exit_code": number, "error": string | null, "status"?: "timeout" | "cancelled" | "blocked" }
  *
- * Later work slots in here: approval of dangerous commands (a pre-hook or a
- * check before `runner`), other backends (pass another `CommandRunner`), PTY
+ * Every command passes the approval gate first (src/approval/: parsed
+ * dangerous-command detection, then the configured approval flow); a refused
+ * command comes back with `"status": "blocked"` and the reason.
+ *
+ * Later work slots in here: other backends (pass another `CommandRunner`), PTY
  * mode, background processes (what `timeout` > 600 will point to) and a
  * per-task working directory (keyed on `ctx.taskId`, resolved where
  * `resolveWorkdir` runs now).
@@ -15,6 +18,8 @@
 import { stat } from "node:fs/promises";
 import { isAbsolute } from "node:path";
 
+import { getApprovalGate } from "../approval/default-gate.js";
+import type { ApprovalGate } from "../approval/flow/gate.js";
 import { registry } from "../registry/singleton.js";
 import type { FunctionSchema, ToolContext } from "../registry/types.js";
 import { cleanTerminalOutput } from "../terminal/ansi.js";
@@ -23,6 +28,9 @@ import { killedStatus, parseTimeoutSeconds, type TimeoutLimits } from "../termin
 import { groupDigits } from "../util/format.js";
 
 export const DEFAULT_TIMEOUT_SECONDS = 180;
+/** Calls without a session share this approval session (session-scoped approvals last for the process). */
+const DEFAULT_SESSION = "default";
+const BACKEND = "local";
 export const MAX_FOREGROUND_TIMEOUT_SECONDS = 600;
 export const DEFAULT_MAX_OUTPUT_CHARS = 50_000;
 /** Share of the output cap kept from the start; the rest comes from the end. */
@@ -36,7 +44,7 @@ export const TERMINAL_SCHEMA: FunctionSchema = {
     `Output is capped at ${groupDigits(DEFAULT_MAX_OUTPUT_CHARS)} characters: when it is longer, the beginning and the end are kept and the middle is replaced by an omission marker. Narrow large output yourself (grep, head, tail, wc -l, --quiet flags) rather than printing it whole.`,
     `The command and every process it started are killed after \`timeout\` seconds (default ${DEFAULT_TIMEOUT_SECONDS}, maximum ${MAX_FOREGROUND_TIMEOUT_SECONDS}).`,
     "Do not start long-running or never-ending work in the foreground (servers, file watchers, `tail -f`, `sleep` loops) and do not run interactive programs (editors, REPLs, pagers, prompts waiting for input): they only block until the timeout. Pass non-interactive flags such as `-y`, `--yes`, `--no-pager`, `--no-edit`.",
-    'Returns JSON: {"output": "...", "exit_code": 0, "error": null}; on a timeout or cancellation it also has "status" ("timeout" or "cancelled") and "error" explains what happened. A non-zero exit_code is not an error of the tool: read the output.',
+    'Returns JSON: {"output": "...", "exit_code": 0, "error": null}; on a timeout, a cancellation or a command refused by the safety check it also has "status" ("timeout", "cancelled" or "blocked") and "error" explains what happened; do not try to get a blocked command past the check another way. A non-zero exit_code is not an error of the tool: read the output.',
   ].join("\n\n"),
   parameters: {
     type: "object",
@@ -68,10 +76,15 @@ export interface TerminalToolResult {
   output: string;
   exit_code: number;
   error: string | null;
-  status?: "timeout" | "cancelled";
+  status?: "timeout" | "cancelled" | "blocked";
 }
 
+/** The part of the approval gate the tool uses. */
+export type CommandGate = Pick<ApprovalGate, "check">;
+
 export interface TerminalHandlerOptions {
+  /** The approval gate every command passes first. Default: the process-wide gate (`getApprovalGate()`). */
+  gate?: () => CommandGate;
   /** The backend that runs the command. Default: `runLocal`. */
   runner?: CommandRunner;
   /** Output cap in characters. Default 50,000. */
@@ -149,6 +162,7 @@ function formatResult(run: RunResult, timeoutSeconds: number): string {
 /** Builds a terminal handler; the registered tool uses the defaults. */
 export function createTerminalHandler(options: TerminalHandlerOptions = {}) {
   const runner = options.runner ?? runLocal;
+  const gate = options.gate ?? getApprovalGate;
   const maxOutputChars = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
 
   return async function terminal(args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
@@ -163,6 +177,12 @@ export function createTerminalHandler(options: TerminalHandlerOptions = {}) {
     } catch (err) {
       if (err instanceof TerminalArgumentError) return errorResult(err.message);
       throw err;
+    }
+
+    const decision = await gate().check(command, { sessionId: ctx?.sessionId ?? DEFAULT_SESSION, backend: BACKEND, signal: ctx?.signal });
+    if (!decision.allowed) {
+      const result: TerminalToolResult = { output: "", exit_code: -1, error: decision.reason, status: "blocked" };
+      return JSON.stringify(result);
     }
 
     let run: RunResult;
@@ -194,8 +214,8 @@ registry.register({
   schema: TERMINAL_SCHEMA,
   handler: terminalHandler,
   // The handler enforces the command's own timeout (and kills the process group);
-  // this is only a backstop above the largest allowed timeout plus the kill grace.
-  timeoutMs: (MAX_FOREGROUND_TIMEOUT_SECONDS + 30) * 1000,
+  // this is only a backstop above the largest allowed timeout, an approval wait and the kill grace.
+  timeoutMs: 20 * 60 * 1000,
   // The output is already capped at 50,000 characters; leave room for JSON escaping
   // so the registry never cuts the JSON itself.
   maxResultChars: 200_000,
