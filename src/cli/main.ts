@@ -76,6 +76,45 @@ function buildProgram(): Command {
       process.exitCode = await runCallCommand(runtime, tool, rawArgs, options);
     });
 
+  program
+    .command("check")
+    .description("Check commands with the dangerous-command detection (what the approval gate would see).")
+    .argument("[command]", "the command to check")
+    .option("--stdin", "read commands from stdin, one JSON string per line; print one JSON object per line")
+    .option("--json", "print JSON: {command,dangerous,hardline,analysable,matches:[{rule,description}]}")
+    .action(async (command: string | undefined, options: { stdin?: boolean; json?: boolean }) => {
+      const { checkOne, checkStdin } = await import("./commands/check.js");
+      if (options.stdin) {
+        if (command !== undefined) throw new InvalidArgumentError("give either a command or --stdin, not both");
+        process.exitCode = await checkStdin();
+      } else if (command === undefined) {
+        throw new InvalidArgumentError("give a command to check, or --stdin");
+      } else {
+        process.exitCode = await checkOne(command, options.json === true);
+      }
+    });
+
+  const approvals = program
+    .command("approvals")
+    .description("List or revoke the persisted (always) command approvals in config.yaml.");
+  approvals
+    .command("list", { isDefault: true })
+    .description("List persisted approvals (rule, command prefix, backend).")
+    .option("--json", "print JSON: {approvals:[{id,rule,prefix,backend,added}]}")
+    .action(async (options: { json?: boolean }) => {
+      const { listCommand } = await import("./commands/approvals.js");
+      process.exitCode = listCommand(options.json === true);
+    });
+  approvals
+    .command("revoke")
+    .description("Revoke one persisted approval by its id.")
+    .argument("<id>", "the approval's id, as mibyan approvals list shows it")
+    .option("--json", "print JSON: {revoked:{id,rule,prefix,backend}}")
+    .action(async (id: string, options: { json?: boolean }) => {
+      const { revokeCommand } = await import("./commands/approvals.js");
+      process.exitCode = await revokeCommand(id, options.json === true);
+    });
+
   return program;
 }
 
@@ -89,6 +128,11 @@ export async function main(argv: readonly string[] = process.argv): Promise<void
   try {
     await program.parseAsync(argv as string[]);
   } catch (thrown) {
+    if (thrown instanceof InvalidArgumentError) {
+      process.stderr.write(`mibyan: ${thrown.message}\n(run mibyan --help for usage)\n`);
+      process.exitCode = 2;
+      return;
+    }
     if (thrown instanceof CommanderError) {
       // Commander already printed the message; help and version exit 0.
       process.exitCode = thrown.exitCode === 0 ? 0 : 2;
