@@ -1,0 +1,196 @@
+/**
+ * From parsed words to arguments: variables known from earlier in the script
+ * (`a=r; $a$b`) and positional parameters of `sh -c '…' _ ARGS` are put in,
+ * brace expansions are expanded, unquoted expansions are split.
+ */
+import type { Word } from "../../shell/types.js";
+import type { Arg } from "./model.js";
+
+/** Variables whose values are known (static) at this point of the walk. */
+export type Env = ReadonlyMap<string, string>;
+
+/** The output of a command substitution, when it can be computed without running anything. */
+export interface SubstitutionOutput {
+  text: string | null;
+  network: boolean;
+  decoded: boolean;
+}
+
+export type SubstitutionResolver = (word: Word) => (SubstitutionOutput | null)[] | null;
+
+const VAR_RE = /\$(?:\{([A-Za-z_][A-Za-z0-9_]*|[0-9@*#]|[1-9][0-9]*)\}|([A-Za-z_][A-Za-z0-9_]*|[0-9@*#]))/g;
+const MAX_BRACE_WORDS = 64;
+
+/** The program name bash runs: the basename (`/usr/bin/rm`, `./rm` → `rm`). */
+export function basename(value: string): string {
+  const slash = value.lastIndexOf("/");
+  return slash >= 0 && slash < value.length - 1 ? value.slice(slash + 1) : value;
+}
+
+function isQuoted(raw: string): boolean {
+  return raw.includes('"') || raw.includes("'");
+}
+
+/** Expands `{a,b}` and `{1..3}` (bash brace expansion), at most 64 words. */
+export function expandBraces(value: string): string[] {
+  let depth = 0;
+  let open = -1;
+  for (let i = 0; i < value.length; i++) {
+    const ch = value[i];
+    if (ch === "\\") {
+      i++;
+      continue;
+    }
+    if (ch === "{") {
+      if (depth === 0) open = i;
+      depth++;
+    } else if (ch === "}" && depth > 0) {
+      depth--;
+      if (depth === 0) {
+        const body = value.slice(open + 1, i);
+        const alternatives = splitTopLevelCommas(body);
+        let items: string[] | null = null;
+        if (alternatives.length > 1) items = alternatives;
+        else {
+          const seq = /^(-?\d+)\.\.(-?\d+)(?:\.\.(-?\d+))?$/.exec(body) ?? /^([a-zA-Z])\.\.([a-zA-Z])()$/.exec(body);
+          if (seq) items = sequence(seq[1]!, seq[2]!, seq[3]);
+        }
+        if (!items) continue;
+        const head = value.slice(0, open);
+        const tails = expandBraces(value.slice(i + 1));
+        const out: string[] = [];
+        for (const item of items) {
+          for (const expanded of expandBraces(item)) {
+            for (const tail of tails) {
+              out.push(head + expanded + tail);
+              if (out.length >= MAX_BRACE_WORDS) return out;
+            }
+          }
+        }
+        return out;
+      }
+    }
+  }
+  return [value];
+}
+
+function splitTopLevelCommas(body: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < body.length; i++) {
+    const ch = body[i];
+    if (ch === "\\") i++;
+    else if (ch === "{") depth++;
+    else if (ch === "}") depth--;
+    else if (ch === "," && depth === 0) {
+      parts.push(body.slice(start, i));
+      start = i + 1;
+    }
+  }
+  parts.push(body.slice(start));
+  return parts;
+}
+
+function sequence(from: string, to: string, step?: string): string[] | null {
+  const a = Number(from);
+  const b = Number(to);
+  if (Number.isInteger(a) && Number.isInteger(b)) {
+    const s = Math.abs(Number(step) || 1);
+    const out: string[] = [];
+    for (let n = a; a <= b ? n <= b : n >= b; n += a <= b ? s : -s) {
+      out.push(String(n));
+      if (out.length >= MAX_BRACE_WORDS) break;
+    }
+    return out;
+  }
+  const ca = from.charCodeAt(0);
+  const cb = to.charCodeAt(0);
+  const out: string[] = [];
+  for (let c = ca; ca <= cb ? c <= cb : c >= cb; c += ca <= cb ? 1 : -1) out.push(String.fromCharCode(c));
+  return out;
+}
+
+/** Finds where a substitution sits in a word's value: `$(TEXT)`, `` `TEXT` `` or `<(TEXT)`. */
+function locate(value: string, text: string, from: number): [number, number] | null {
+  let at = value.indexOf(text, from);
+  while (at >= 0) {
+    let s = at - 1;
+    while (s >= 0 && (value[s] === " " || value[s] === "\t" || value[s] === "\n")) s--;
+    let e = at + text.length;
+    while (e < value.length && (value[e] === " " || value[e] === "\t" || value[e] === "\n")) e++;
+    if (s >= 0 && value[s] === "`" && value[e] === "`") return [s, e + 1];
+    if (s >= 1 && value[s] === "(" && value[e] === ")" && (value[s - 1] === "$" || value[s - 1] === "<" || value[s - 1] === ">")) return [s - 1, e + 1];
+    at = value.indexOf(text, at + 1);
+  }
+  return null;
+}
+
+export interface ResolvedWords {
+  args: Arg[];
+  /** A substitution whose output became part of an argument came from the network / was decoded. */
+  network: boolean;
+  decoded: boolean;
+}
+
+/**
+ * Resolves one word into the arguments bash would pass. Pushes onto `out`.
+ * Returns flags about substitutions whose output was put in.
+ */
+export function resolveWord(word: Word, env: Env | null, substitutions: SubstitutionResolver | null, out: Arg[]): { network: boolean; decoded: boolean } {
+  const flags = { network: false, decoded: false };
+  if (word.static) {
+    if (word.braceExpansion) {
+      for (const v of expandBraces(word.value)) out.push({ value: v, static: true, splittable: false, word });
+    } else out.push({ value: word.value, static: true, splittable: false, word });
+    return flags;
+  }
+  let value = word.value;
+  let known = true;
+  let replaced = false;
+  const quoted = isQuoted(word.raw);
+  if (word.substitutions.length > 0) {
+    const outputs = substitutions ? substitutions(word) : null;
+    let from = 0;
+    for (let i = 0; i < word.substitutions.length; i++) {
+      const sub = word.substitutions[i]!;
+      const output = outputs?.[i] ?? null;
+      const where = sub.kind === "command" ? locate(value, sub.script.text, from) : null;
+      if (output && output.text !== null && where) {
+        const text = output.text.replace(/\n+$/, "");
+        value = value.slice(0, where[0]) + text + value.slice(where[1]);
+        from = where[0] + text.length;
+        replaced = true;
+        if (output.network) flags.network = true;
+        if (output.decoded) flags.decoded = true;
+      } else {
+        known = false;
+        if (output?.network) flags.network = true;
+        if (output?.decoded) flags.decoded = true;
+      }
+    }
+  }
+  let splitAll = false;
+  if (value.includes("$") && ((env && env.size > 0) || value.includes("IFS"))) {
+    value = value.replace(VAR_RE, (whole, braced: string | undefined, bare: string | undefined) => {
+      const name = braced ?? bare ?? "";
+      // An unset IFS splits on blanks: `rm${IFS}-rf${IFS}/` is `rm -rf /`.
+      const v = env?.get(name) ?? (name === "IFS" ? " " : undefined);
+      if (v === undefined) return whole;
+      replaced = true;
+      if (name === "@" || name === "*") splitAll = true;
+      return v;
+    });
+  }
+  const taint = flags.network || flags.decoded ? { network: flags.network, decoded: flags.decoded } : null;
+  if (known && replaced && !/[$`]/.test(value)) {
+    if (!quoted || splitAll) {
+      for (const part of value.split(/[ \t\n]+/)) if (part !== "") out.push(taint ? { value: part, static: true, splittable: false, word, ...taint } : { value: part, static: true, splittable: false, word });
+    } else out.push(taint ? { value, static: true, splittable: false, word, ...taint } : { value, static: true, splittable: false, word });
+    return flags;
+  }
+  const arg: Arg = { value, static: false, splittable: !quoted && /\$|`/.test(word.raw), word };
+  if (taint) Object.assign(arg, taint);
+  out.push(arg);
+  return flags;
+}

@@ -1,0 +1,113 @@
+/**
+ * Recursive deletes, disk and filesystem destruction, writes to system,
+ * credential and shell start-up files.
+ */
+import type { Matcher, PathClass, Rule } from "./types.js";
+
+/** The recursive deletes, each scoped to operands of the given classes (none: any operand). */
+function recursiveDeletes(classes?: readonly PathClass[]): readonly Matcher[] {
+  const operands = classes ? [{ classes }] : undefined;
+  const lastOperand = classes ? [{ which: "last" as const, classes }] : undefined;
+  return [
+    { kind: "command", programs: ["rm"], allOptions: ["-r"], ...(operands ? { operands } : {}) },
+    { kind: "command", programs: ["find"], anyOptions: ["-delete"], ...(operands ? { operands } : {}) },
+    { kind: "command", programs: ["rsync"], anyOptions: ["--delete", "--delete-before", "--delete-during", "--delete-delay", "--delete-after", "--delete-excluded"], ...(lastOperand ? { operands: lastOperand } : {}) },
+    { kind: "command", programs: ["srm", "wipe"], anyOptions: ["-r", "-R"], ...(operands ? { operands } : {}) },
+  ];
+}
+
+export const FILESYSTEM_RULES: readonly Rule[] = [
+  {
+    id: "hardline-wipe-root",
+    description: "Deletes the whole file system (a recursive delete of /).",
+    category: "recursive_delete",
+    hardline: true,
+    match: recursiveDeletes(["root"]),
+  },
+  {
+    id: "hardline-wipe-home",
+    description: "Deletes a home directory (a recursive delete of ~, $HOME, /home or /root).",
+    category: "recursive_delete",
+    hardline: true,
+    match: recursiveDeletes(["home"]),
+  },
+  {
+    id: "hardline-wipe-system-dir",
+    description: "Deletes a system directory such as /etc, /usr, /bin, /boot, /var or /lib.",
+    category: "recursive_delete",
+    hardline: true,
+    match: recursiveDeletes(["system-dir"]),
+  },
+  {
+    id: "recursive-delete",
+    description: "Deletes files and directories recursively.",
+    category: "recursive_delete",
+    hardline: false,
+    match: recursiveDeletes(),
+  },
+  {
+    id: "hardline-mkfs",
+    description: "Creates a file system on a device, destroying everything on it.",
+    category: "filesystem_destruction",
+    hardline: true,
+    match: [
+      { kind: "command", programs: ["mkfs", "mkfs*", "mke2fs", "mkswap", "mkdosfs", "mkntfs", "mkexfatfs", "newfs*", "mkudffs"] },
+      { kind: "command", programs: ["diskutil"], operands: [{ which: "first", pattern: /^(?:eraseDisk|eraseVolume|zeroDisk|randomDisk|secureErase|partitionDisk|reformat)$/i }] },
+    ],
+  },
+  {
+    id: "hardline-raw-device-write",
+    description: "Writes directly to a raw disk or memory device, destroying its contents.",
+    category: "filesystem_destruction",
+    hardline: true,
+    match: { kind: "write", classes: ["block-device"] },
+  },
+  {
+    id: "hardline-disk-wipe",
+    description: "Erases a disk's signatures, partition table or contents.",
+    category: "filesystem_destruction",
+    hardline: true,
+    match: [
+      { kind: "command", programs: ["wipefs"], anyOptions: ["-a", "-o"] },
+      { kind: "command", programs: ["blkdiscard"], minOperands: 1 },
+      { kind: "command", programs: ["sgdisk"], anyOptions: ["-Z", "-z", "-o"] },
+      { kind: "command", programs: ["cryptsetup"], subcommands: ["luksFormat|erase|luksErase|reencrypt"] },
+      { kind: "command", programs: ["nvme"], operands: [{ which: "first", equals: ["format", "sanitize"] }] },
+      { kind: "command", programs: ["hdparm"], anyOptions: ["--security-erase", "--security-erase-enhanced", "--trim-sector-ranges"] },
+    ],
+  },
+  {
+    id: "disk-partition",
+    description: "Changes the partition table of a disk.",
+    category: "filesystem_destruction",
+    hardline: false,
+    match: [
+      { kind: "command", programs: ["fdisk", "gdisk", "cfdisk", "cgdisk"], noOptions: ["-l"], operands: [{ classes: ["block-device"] }] },
+      { kind: "command", programs: ["sfdisk"], noOptions: ["-l", "-d", "-J", "-s", "-V", "--verify", "-g"], operands: [{ classes: ["block-device"] }] },
+      { kind: "command", programs: ["parted"], noOptions: ["-l"], operands: [{ classes: ["block-device"] }] },
+    ],
+  },
+  {
+    id: "system-file-write",
+    description: "Writes to or deletes a file the operating system owns (under /etc, /usr, /boot, /var, /sys, ...).",
+    category: "system_file_write",
+    hardline: false,
+    match: { kind: "write", classes: ["system-path"] },
+  },
+  {
+    id: "credential-file-write",
+    description: "Writes to or deletes a credential or account file (SSH keys, cloud credentials, .netrc, .npmrc, /etc/shadow, /etc/sudoers).",
+    category: "credential_file_write",
+    hardline: false,
+    match: { kind: "write", classes: ["credential"] },
+    overrides: ["system-file-write"],
+  },
+  {
+    id: "shell-rc-write",
+    description: "Writes to a shell start-up file (.bashrc, .zshrc, .profile, ...), which runs in every new shell.",
+    category: "shell_rc_write",
+    hardline: false,
+    match: { kind: "write", classes: ["shell-rc"] },
+    overrides: ["system-file-write"],
+  },
+];
