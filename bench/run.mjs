@@ -27,7 +27,8 @@ try {
   process.stderr.write(`bench: cannot import ../dist/index.js (run \`npm run build\` first, or use \`npm run bench\`): ${thrown?.message ?? thrown}\n`);
   process.exit(2);
 }
-const { ToolRegistry, createMemoryLogger, getToolDefinitions } = api;
+const { ToolRegistry, createMemoryLogger, getToolDefinitions, detect, initShellParser } = api;
+const { DANGEROUS_REGEXES, regexDetect } = await import("./regex-baseline.mjs");
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const CLI = path.join(ROOT, "bin", "mibyan.js");
@@ -53,6 +54,7 @@ const TARGETS = {
   dispatchOverheadNs: 1000,
   definitionsMs: 0.2,
   coldStartRatio: 3,
+  detectionUs: 40,
 };
 
 const results = [];
@@ -367,11 +369,79 @@ function benchColdStart() {
 }
 
 // ---------------------------------------------------------------------------
+// 4. dangerous-command detection
+// ---------------------------------------------------------------------------
+
+/** A typical benign agent command of 80 characters. */
+const BENIGN_80 = "cd packages/web && npm run build -- --mode production 2>&1 | tail -n 40 > bb.log";
+
+/** About 2 KB of compound command: pipes, lists, substitutions, a heredoc, loops. */
+function compound2k() {
+  const parts = [
+    "set -euo pipefail",
+    'for f in $(git ls-files "*.ts" | head -n 50); do wc -l "$f"; done | sort -n | tail -n 5',
+    "find . -name node_modules -prune -o -type f -name '*.log' -print | xargs -r grep -l ERROR || true",
+    'docker ps --format "{{.Names}}" | grep -v postgres | while read -r name; do docker logs --tail 20 "$name"; done',
+    "cat <<'EOF' > notes.md\n# Build notes\nrm -rf is mentioned here only as text\nEOF",
+    'curl -fsSL https://example.com/api/status -H "Accept: application/json" | jq -r .status',
+    "python3 -c 'import json,sys; print(json.load(open(\"package.json\"))[\"version\"])'",
+    'tar -czf "backup-$(date +%Y%m%d).tar.gz" src docs && ls -la *.tar.gz',
+    "git log --oneline -n 20 | awk '{print $1}' | xargs -n1 git show --stat | grep -c insert",
+    "rm -rf ./dist ./coverage && npm ci && npm test -- --reporter=dot",
+  ];
+  let text = parts.join(" && ");
+  while (text.length < 2048) text += ` && echo step-${text.length} | tee -a progress.log`;
+  return text;
+}
+
+async function benchDetection() {
+  note(`command detection: 80-char benign and 2 KB compound, vs ${DANGEROUS_REGEXES.length} regexes ...`);
+  await initShellParser();
+  const big = compound2k();
+  if (BENIGN_80.length !== 80) throw new Error(`BENIGN_80 is ${BENIGN_80.length} characters, not 80`);
+  const benign = detect(BENIGN_80);
+  if (benign.dangerous) throw new Error(`detection sanity check failed: ${JSON.stringify(benign.matches)}`);
+  if (!detect(big).dangerous) throw new Error("detection sanity check failed: the 2 KB compound has an rm -rf");
+
+  const bench = new Bench({ time: SETTINGS.time, warmupTime: SETTINGS.warmupTime });
+  bench
+    .add("detect-80", () => detect(BENIGN_80))
+    .add("regex-80", () => regexDetect(BENIGN_80))
+    .add("detect-2k", () => detect(big))
+    .add("regex-2k", () => regexDetect(big));
+  await bench.run();
+  const us = (name) => medianMs(bench, name).p50 * 1000;
+  for (const [key, label, command, target] of [
+    ["80", "detection, 80-char benign command", BENIGN_80, TARGETS.detectionUs],
+    ["2k", `detection, ${big.length}-char compound command`, big, undefined],
+  ]) {
+    const value = us(`detect-${key}`);
+    const baseline = us(`regex-${key}`);
+    results.push({
+      name: `detection.${key}`,
+      label,
+      value: round(value, 1),
+      unit: "µs",
+      baseline: round(baseline, 2),
+      baselineLabel: `${DANGEROUS_REGEXES.length} regexes over the text`,
+      ratio: round(value / baseline, 2),
+      samples: medianMs(bench, `detect-${key}`).samples,
+      chars: command.length,
+      target: target ?? null,
+      targetOn: target === undefined ? null : "value",
+      targetText: target === undefined ? "(reported)" : `≤ ${target} µs`,
+      met: target === undefined ? true : value <= target,
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------
 // output
 // ---------------------------------------------------------------------------
 
 function formatValue(value, unit) {
   if (unit === "ns") return `${value.toLocaleString("en-US")} ns`;
+  if (unit === "µs") return `${value} µs`;
   if (unit === "ms") return value < 1 ? `${value.toFixed(4)} ms` : `${value.toFixed(1)} ms`;
   return `${value} ${unit}`;
 }
@@ -411,6 +481,7 @@ const started = performance.now();
 await benchDispatch();
 await benchDefinitions();
 benchColdStart();
+await benchDetection();
 note(`done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 if (JSON_OUTPUT) printJson();
 else printTable();

@@ -74,3 +74,40 @@ export type { MibyanConfig } from "./config/config-schema.js";
 export { applyConfig } from "./config/apply-config.js";
 
 export { createMemoryLogger, createStderrLogger, type MemoryLogger } from "./util/logger.js";
+
+// Command safety: the parsed shell model, dangerous-command detection, and the approval flow.
+export type { Detection, RuleCategory, RuleMatch } from "./approval/types.js";
+export { detect, detectAsync, type DetectOptions } from "./approval/detection/index.js";
+export { RULES } from "./approval/rules/index.js";
+export { initShellParser, isShellParserReady, parseShell, parseShellAsync } from "./shell/index.js";
+export type { Command, CompoundCommand, ParseOptions, ParseResult, Pipeline, Redirect, Script, SimpleCommand, Word } from "./shell/types.js";
+export {
+  ApprovalGate,
+  ConfigAllowlist,
+  FilePendingStore,
+  GatewaySurface,
+  MemoryAllowlist,
+  MemoryPendingStore,
+  NonInteractiveSurface,
+  OpenAISmartReviewer,
+  TerminalSurface,
+  listApprovals,
+  redactSecrets,
+  revokeApproval,
+  type ApprovalAnswer,
+  type ApprovalEntry,
+  type ApprovalGateOptions,
+  type ApprovalKey,
+  type ApprovalMode,
+  type ApprovalObserver,
+  type ApprovalRequest,
+  type ApprovalScope,
+  type ApprovalSurface,
+  type BackendInfo,
+  type CheckOptions,
+  type DecisionSource,
+  type GateDecision,
+  type PendingApproval,
+  type SmartReviewer,
+} from "./approval/flow/index.js";
+export { getApprovalGate, setApprovalGate } from "./approval/default-gate.js";
