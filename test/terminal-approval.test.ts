@@ -59,3 +59,14 @@ describe("terminal goes through the approval gate", () => {
     expect(JSON.parse(await handler({ command }, ctx("owner"))).exit_code).toBe(0);
   });
 });
+
+describe("gate.setSurface", () => {
+  it("routes later checks to the new surface", async () => {
+    const g = gate();
+    const asked: string[] = [];
+    g.setSurface({ ask: async (request) => { asked.push(request.command); return { scope: "once" }; } } as never);
+    const decision = await g.check("rm -rf ./build-output", { sessionId: "s", backend: "local" });
+    expect(asked).toEqual(["rm -rf ./build-output"]);
+    expect(decision.allowed).toBe(true);
+  });
+});

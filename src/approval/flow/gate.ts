@@ -171,6 +171,11 @@ export class ApprovalGate {
   }
 
   /** Turns the session's yolo toggle on or off (everything but hardline rules and deny rules passes). */
+  /** Who is asked when a check names no surface (a gateway surface for a chat platform, say). */
+  setSurface(surface: ApprovalSurface): void {
+    this.surface = surface;
+  }
+
   setYolo(sessionId: string, on: boolean): void {
     this.session(sessionId).yolo = on;
   }
