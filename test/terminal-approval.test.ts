@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ApprovalGate } from "../src/approval/flow/gate.js";
+import type { ApprovalSurface } from "../src/approval/flow/types.js";
 import { MemoryAllowlist } from "../src/approval/flow/allowlist.js";
 import { NonInteractiveSurface } from "../src/approval/surfaces/non-interactive.js";
 import { createMemoryLogger } from "../src/util/logger.js";
@@ -64,7 +65,14 @@ describe("gate.setSurface", () => {
   it("routes later checks to the new surface", async () => {
     const g = gate();
     const asked: string[] = [];
-    g.setSurface({ ask: async (request) => { asked.push(request.command); return { scope: "once" }; } } as never);
+    const surface: ApprovalSurface = {
+      kind: "test",
+      ask: async (request) => {
+        asked.push(request.command);
+        return { scope: "once" };
+      },
+    };
+    g.setSurface(surface);
     const decision = await g.check("rm -rf ./build-output", { sessionId: "s", backend: "local" });
     expect(asked).toEqual(["rm -rf ./build-output"]);
     expect(decision.allowed).toBe(true);
