@@ -1,0 +1,53 @@
+/**
+ * One interface for every place a command can run: the local machine, a
+ * docker container, an ssh host, a singularity instance, a cloud sandbox. The
+ * terminal tool knows only this interface; each backend is a module of its own.
+ */
+import type { BackendInfo } from "../approval/flow/types.js";
+import type { ProcessGroupResult } from "../terminal/process-group.js";
+
+export interface ExecOptions {
+  /** Time limit in milliseconds; on expiry the command's whole process tree is killed (exit code 124). */
+  timeoutMs: number;
+  /** The caller's cancellation; kills the process tree (exit code 130). */
+  signal?: AbortSignal;
+  /** Output kept (head and tail); the rest is counted and dropped. */
+  maxOutputChars: number;
+  /** Share of the kept output taken from the start. Default 0.2. */
+  headRatio?: number;
+  /**
+   * Working directory for this command only, inside the environment. The
+   * task's tracked directory is not changed by it (a `cd` in the command still is).
+   */
+  cwd?: string;
+}
+
+/** What a command produced; the same shape on every backend. */
+export type ExecResult = ProcessGroupResult;
+
+export interface Environment {
+  /** `local`, `docker`, `ssh`, `singularity`, `modal`, `daytona`, `vercel_sandbox`. */
+  readonly backend: string;
+  /** The task this environment belongs to. */
+  readonly taskId: string;
+  /** What the approval gate needs: the backend, and whether the host's files are reachable from it. */
+  readonly isolation: BackendInfo;
+  /** The task's working directory, as the last command left it. */
+  readonly cwd: string;
+  /**
+   * Runs a command in the task's shell state: the working directory and the
+   * exported variables that earlier commands of this task left carry over to
+   * this one, and never to another task.
+   */
+  exec(command: string, options: ExecOptions): Promise<ExecResult>;
+  /** Releases everything (container removed, connection closed, state files deleted). Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Creates environments of one backend. */
+export interface EnvironmentFactory {
+  readonly backend: string;
+  /** Why the backend cannot be used here (missing binary, credentials, daemon), or undefined when it can. */
+  unavailableReason(): string | undefined;
+  create(taskId: string): Promise<Environment>;
+}
