@@ -56,6 +56,8 @@ export interface TerminalConfig {
   maxOutputChars?: number;
   /** Working directory for new terminal sessions, as written. */
   cwd?: string;
+  /** Seconds an unused task environment is kept before it is closed (0: never). Built-in default 600. */
+  idleTimeoutSeconds?: number;
 }
 
 /** `approvals.allowlist[n]`: one approval kept for good (scope `always`). Fields as written in the file. */
@@ -317,6 +319,11 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
     description: "Truncate command output longer than this.",
   },
   { path: "terminal.cwd", type: ConfigTypes.string, description: "Working directory for new sessions." },
+  {
+    path: "terminal.idle_timeout_seconds",
+    type: ConfigTypes.nonNegativeNumber,
+    description: "Close a task's environment after this long unused (0: never; default 600).",
+  },
   // approvals: the dangerous-command approval flow (docs/approvals.md)
   {
     path: "approvals.mode",

@@ -17,7 +17,10 @@ export interface ExecOptions {
   headRatio?: number;
   /**
    * Working directory for this command only, inside the environment. The
-   * task's tracked directory is not changed by it (a `cd` in the command still is).
+   * task's tracked directory does not move, not even by a `cd` inside the
+   * command; exported variables the command sets still carry to the next one.
+   * A directory that cannot be entered makes the command fail (bash's `cd`
+   * error, exit code 1) without running it.
    */
   cwd?: string;
 }
@@ -40,8 +43,20 @@ export interface Environment {
    * this one, and never to another task.
    */
   exec(command: string, options: ExecOptions): Promise<ExecResult>;
-  /** Releases everything (container removed, connection closed, state files deleted). Idempotent. */
+  /**
+   * Releases everything (container removed, connection closed, state files
+   * deleted). Idempotent. Commands still running are killed first. After it,
+   * `exec` rejects.
+   */
   close(): Promise<void>;
+  /**
+   * Optional best-effort cleanup that finishes before returning, for the
+   * process's `exit` event and fatal signals, where nothing asynchronous runs
+   * any more (kill running process groups, delete local files, a blocking
+   * `docker rm -f`). Leaves the environment closed. Without it, an environment
+   * still open at exit is simply abandoned.
+   */
+  disposeSync?(): void;
 }
 
 /** Creates environments of one backend. */
@@ -50,4 +65,12 @@ export interface EnvironmentFactory {
   /** Why the backend cannot be used here (missing binary, credentials, daemon), or undefined when it can. */
   unavailableReason(): string | undefined;
   create(taskId: string): Promise<Environment>;
+}
+
+/**
+ * What the terminal tool needs from whatever hands out environments: the
+ * task's environment, created on first use. `EnvironmentManager` is the real one.
+ */
+export interface EnvironmentProvider {
+  get(taskId: string): Promise<Environment>;
 }

@@ -7,8 +7,12 @@
  * Background jobs (`sleep 100 &`) are not killed when the command itself
  * finishes; the result only stops waiting for their output after a short drain.
  *
- * Other backends (containers, SSH, PTY) are meant to implement the same
- * `CommandRunner` signature.
+ * This is the stateless runner: every call is a fresh shell in `options.cwd`.
+ * The `terminal` tool runs commands through per-task environments instead
+ * (src/environments/: `LocalEnvironment` and the other backends behind the
+ * `Environment` interface), which keep the working directory and exported
+ * variables between calls. `runLocal` stays for callers that want one
+ * isolated command, and as the `runner` option of `createTerminalHandler`.
  */
 
 import { ABORT_EXIT_CODE, spawnGroup, type ProcessGroupOptions, type ProcessGroupResult } from "./process-group.js";
@@ -18,7 +22,7 @@ export { ABORT_EXIT_CODE, DEFAULT_KILL_GRACE_MS, DEFAULT_PIPE_DRAIN_MS, TIMEOUT_
 export type RunLocalOptions = ProcessGroupOptions;
 export type RunResult = ProcessGroupResult;
 
-/** The signature every command backend implements. */
+/** A stateless command runner (`runLocal`'s signature); backends implement `Environment` instead. */
 export type CommandRunner = (command: string, options: RunLocalOptions) => Promise<RunResult>;
 
 export async function runLocal(command: string, options: RunLocalOptions): Promise<RunResult> {

@@ -1,18 +1,24 @@
 /**
- * The built-in `terminal` tool: runs a shell command on the local machine and
- * returns its merged output and exit code as a JSON string.
+ * The built-in `terminal` tool: runs a shell command in the task's environment
+ * and returns its merged output and exit code as a JSON string.
  *
  * Result shape (always a JSON object string):
  *   { "output": string, "exit_code": number, "error": string | null, "status"?: "timeout" | "cancelled" | "blocked" }
  *
- * Every command passes the approval gate first (src/approval/: parsed
- * dangerous-command detection, then the configured approval flow); a refused
- * command comes back with `"status": "blocked"` and the reason.
+ * The tool knows no backend. Each call asks the environment manager
+ * (src/environments/manager.ts) for the environment of `ctx.taskId` (calls
+ * without a task share the task "default"): created on first use on the
+ * task's backend (config `terminal.backend`, default `local`, or what
+ * `manager.setBackend(taskId, name)` chose), kept with its working directory
+ * and exported variables between calls, closed when idle or at exit.
  *
- * Later work slots in here: other backends (pass another `CommandRunner`), PTY
- * mode, background processes (what `timeout` > 600 will point to) and a
- * per-task working directory (keyed on `ctx.taskId`, resolved where
- * `resolveWorkdir` runs now).
+ * Every command passes the approval gate first (src/approval/: parsed
+ * dangerous-command detection, then the configured approval flow), told the
+ * environment's isolation (`backend: env.isolation`); a refused command comes
+ * back with `"status": "blocked"` and the reason.
+ *
+ * Later work slots in here: PTY mode and background processes (what
+ * `timeout` > 600 points to).
  */
 
 import { stat } from "node:fs/promises";
@@ -20,17 +26,24 @@ import { isAbsolute } from "node:path";
 
 import { getApprovalGate } from "../approval/default-gate.js";
 import type { ApprovalGate } from "../approval/flow/gate.js";
+import type { BackendInfo } from "../approval/flow/types.js";
+import { createLocalFactory } from "../environments/local.js";
+import { EnvironmentManager, getEnvironmentManager } from "../environments/manager.js";
+import type { Environment, EnvironmentProvider } from "../environments/types.js";
 import { registry } from "../registry/singleton.js";
 import type { FunctionSchema, ToolContext } from "../registry/types.js";
 import { cleanTerminalOutput } from "../terminal/ansi.js";
-import { runLocal, type CommandRunner, type RunResult } from "../terminal/local-runner.js";
+import type { CommandRunner, RunResult } from "../terminal/local-runner.js";
 import { killedStatus, parseTimeoutSeconds, type TimeoutLimits } from "../terminal/tool-timeout.js";
 import { groupDigits } from "../util/format.js";
 
 export const DEFAULT_TIMEOUT_SECONDS = 180;
 /** Calls without a session share this approval session (session-scoped approvals last for the process). */
 const DEFAULT_SESSION = "default";
-const BACKEND = "local";
+/** Calls without a task share this task's environment (working directory, exported variables). */
+export const DEFAULT_TASK = "default";
+/** What the gate is told for the legacy `runner` option, which runs on this machine. */
+const LOCAL_BACKEND: BackendInfo = { name: "local" };
 export const MAX_FOREGROUND_TIMEOUT_SECONDS = 600;
 export const DEFAULT_MAX_OUTPUT_CHARS = 50_000;
 /** Share of the output cap kept from the start; the rest comes from the end. */
@@ -39,8 +52,8 @@ export const OUTPUT_HEAD_RATIO = 0.2;
 export const TERMINAL_SCHEMA: FunctionSchema = {
   name: "terminal",
   description: [
-    "Run a shell command with bash on the local machine and get back its combined stdout and stderr (in the order they were printed) and its exit code.",
-    "Each call runs in a fresh non-interactive shell: stdin is closed, and `cd` or exported variables do not carry over to the next call. Use `workdir` to pick the directory and chain dependent steps with `&&`.",
+    "Run a shell command with bash in this task's environment (the local machine unless a sandbox backend is configured) and get back its combined stdout and stderr (in the order they were printed) and its exit code.",
+    "Each call runs in a new non-interactive shell with stdin closed, but the task's shell state carries over: the working directory left by `cd` and exported variables (`export`, `unset`) apply to the next call of the same task. Shell options, functions, aliases and non-exported variables do not carry over. Use `workdir` to run one command in another directory without moving the task's working directory.",
     `Output is capped at ${groupDigits(DEFAULT_MAX_OUTPUT_CHARS)} characters: when it is longer, the beginning and the end are kept and the middle is replaced by an omission marker. Narrow large output yourself (grep, head, tail, wc -l, --quiet flags) rather than printing it whole.`,
     `The command and every process it started are killed after \`timeout\` seconds (default ${DEFAULT_TIMEOUT_SECONDS}, maximum ${MAX_FOREGROUND_TIMEOUT_SECONDS}).`,
     "Do not start long-running or never-ending work in the foreground (servers, file watchers, `tail -f`, `sleep` loops) and do not run interactive programs (editors, REPLs, pagers, prompts waiting for input): they only block until the timeout. Pass non-interactive flags such as `-y`, `--yes`, `--no-pager`, `--no-edit`.",
@@ -64,7 +77,7 @@ export const TERMINAL_SCHEMA: FunctionSchema = {
       },
       workdir: {
         type: "string",
-        description: "Absolute path of an existing directory to run the command in. Defaults to the agent's working directory.",
+        description: "Absolute path of an existing directory to run this one command in. Defaults to the task's current working directory (where the last `cd` left it).",
       },
     },
     required: ["command"],
@@ -85,11 +98,20 @@ export type CommandGate = Pick<ApprovalGate, "check">;
 export interface TerminalHandlerOptions {
   /** The approval gate every command passes first. Default: the process-wide gate (`getApprovalGate()`). */
   gate?: () => CommandGate;
-  /** The backend that runs the command. Default: `runLocal`. */
+  /**
+   * Where commands run: the task's environment comes from `environments.get(taskId)`.
+   * Default: the process-wide `getEnvironmentManager()` (or, with `env`, a private
+   * manager whose `local` backend starts shells from that environment).
+   */
+  environments?: EnvironmentProvider | (() => EnvironmentProvider);
+  /**
+   * Legacy: run every command through this function instead of an environment
+   * (stateless: no per-task directory or variables; told to the gate as `local`).
+   */
   runner?: CommandRunner;
   /** Output cap in characters. Default 50,000. */
   maxOutputChars?: number;
-  /** The command's environment. Default: the current process's. */
+  /** The environment the `local` backend's shells start from. Default: the current process's. */
   env?: () => NodeJS.ProcessEnv;
 }
 
@@ -125,8 +147,8 @@ const TIMEOUT_LIMITS: TimeoutLimits = {
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 
-/** Returns the working directory to use, or undefined for the default. */
-async function resolveWorkdir(value: unknown, _ctx: ToolContext | undefined): Promise<string | undefined> {
+/** Checks the form of `workdir`; returns it, or undefined for the task's own directory. */
+function parseWorkdir(value: unknown): string | undefined {
   // Models often fill optional strings with "": treat that as "not given".
   if (value === undefined || value === null || value === "") return undefined;
   if (typeof value !== "string") throw new TerminalArgumentError(`workdir must be a string, got ${typeof value}.`);
@@ -136,6 +158,15 @@ async function resolveWorkdir(value: unknown, _ctx: ToolContext | undefined): Pr
   if (!isAbsolute(value)) {
     throw new TerminalArgumentError(`workdir must be an absolute path (starting with "/"), got ${JSON.stringify(value)}.`);
   }
+  return value;
+}
+
+/**
+ * On the local machine, checks that `workdir` is an existing directory, so the
+ * model gets a precise error. Inside other environments the wrapper's own
+ * `cd` reports a bad directory (exit code 1, bash's message).
+ */
+async function checkLocalWorkdir(value: string): Promise<void> {
   let info;
   try {
     info = await stat(value);
@@ -146,7 +177,6 @@ async function resolveWorkdir(value: unknown, _ctx: ToolContext | undefined): Pr
     throw new TerminalArgumentError(`workdir cannot be used: ${value} (${(err as Error).message})`);
   }
   if (!info.isDirectory()) throw new TerminalArgumentError(`workdir is not a directory: ${value}`);
-  return value;
 }
 
 function formatResult(run: RunResult, timeoutSeconds: number): string {
@@ -161,40 +191,65 @@ function formatResult(run: RunResult, timeoutSeconds: number): string {
 
 /** Builds a terminal handler; the registered tool uses the defaults. */
 export function createTerminalHandler(options: TerminalHandlerOptions = {}) {
-  const runner = options.runner ?? runLocal;
   const gate = options.gate ?? getApprovalGate;
   const maxOutputChars = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
+  let environments: () => EnvironmentProvider;
+  if (typeof options.environments === "function") environments = options.environments;
+  else if (options.environments !== undefined) {
+    const provider = options.environments;
+    environments = () => provider;
+  } else if (options.env !== undefined) {
+    // A private manager whose local shells start from the given environment.
+    let own: EnvironmentManager | undefined;
+    const env = options.env;
+    environments = () => (own ??= new EnvironmentManager({ factories: [createLocalFactory({ env })] }));
+  } else environments = getEnvironmentManager;
 
   return async function terminal(args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
     let command: string;
     let timeoutSeconds: number;
-    let cwd: string | undefined;
+    let workdir: string | undefined;
     try {
       const a = args ?? {};
       command = validateCommand(a.command);
       timeoutSeconds = parseTimeoutSeconds(a.timeout, TIMEOUT_LIMITS, (message) => new TerminalArgumentError(message));
-      cwd = await resolveWorkdir(a.workdir, ctx);
+      workdir = parseWorkdir(a.workdir);
     } catch (err) {
       if (err instanceof TerminalArgumentError) return errorResult(err.message);
       throw err;
     }
 
-    const decision = await gate().check(command, { sessionId: ctx?.sessionId ?? DEFAULT_SESSION, backend: BACKEND, signal: ctx?.signal });
+    let environment: Environment | undefined;
+    if (options.runner === undefined) {
+      try {
+        environment = await environments().get(ctx?.taskId ?? DEFAULT_TASK);
+      } catch (err) {
+        return errorResult(`Could not start the terminal environment: ${(err as Error).message}`);
+      }
+    }
+    const backend = environment?.isolation ?? LOCAL_BACKEND;
+
+    if (workdir !== undefined && backend.name === "local") {
+      try {
+        await checkLocalWorkdir(workdir);
+      } catch (err) {
+        if (err instanceof TerminalArgumentError) return errorResult(err.message);
+        throw err;
+      }
+    }
+
+    const decision = await gate().check(command, { sessionId: ctx?.sessionId ?? DEFAULT_SESSION, backend, signal: ctx?.signal });
     if (!decision.allowed) {
       const result: TerminalToolResult = { output: "", exit_code: -1, error: decision.reason, status: "blocked" };
       return JSON.stringify(result);
     }
 
+    const limits = { timeoutMs: timeoutSeconds * 1000, signal: ctx?.signal, maxOutputChars, headRatio: OUTPUT_HEAD_RATIO };
     let run: RunResult;
     try {
-      run = await runner(command, {
-        cwd,
-        env: options.env?.(),
-        timeoutMs: timeoutSeconds * 1000,
-        signal: ctx?.signal,
-        maxOutputChars,
-        headRatio: OUTPUT_HEAD_RATIO,
-      });
+      run = environment
+        ? await environment.exec(command, { ...limits, cwd: workdir })
+        : await options.runner!(command, { ...limits, cwd: workdir, env: options.env?.() });
     } catch (err) {
       return errorResult((err as Error).message);
     }
@@ -210,7 +265,7 @@ registry.register({
   toolset: "terminal",
   emoji: "💻",
   parallelSafe: false,
-  description: "Run shell commands on the local machine (bash, merged output, capped, process-group timeouts).",
+  description: "Run shell commands in the task's environment (local or a sandbox backend; bash, per-task cwd and exported variables, merged output, capped, process-group timeouts).",
   schema: TERMINAL_SCHEMA,
   handler: terminalHandler,
   // The handler enforces the command's own timeout (and kills the process group);

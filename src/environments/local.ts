@@ -1,0 +1,260 @@
+/**
+ * The `local` backend: every command is a real child process on this machine,
+ * `bash -c <wrapCommand(...)> bash <command>` (no login shell, no rc files),
+ * supervised by `spawnGroup`: its own process group, stdin closed, stderr merged
+ * into stdout, output capped (head and tail), the whole group killed on a
+ * timeout (exit code 124) or an abort (130).
+ *
+ * Per-task state (working directory, exported variables; see shell-state.ts)
+ * lives in a directory of its own under the OS temp dir (`mibyan-env-*`, mode
+ * 0700), removed by `close()`. `close()` also ends what the task left running:
+ * commands still running are aborted, and the process groups of finished
+ * commands that left jobs behind (`server &`) get SIGTERM, then SIGKILL after
+ * at most a second. There is no isolation: commands run as the
+ * current user with full access to the machine, so the approval gate applies
+ * to every dangerous command (`isolation: { name: "local" }`).
+ */
+
+import { rmSync } from "node:fs";
+import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+import type { BackendInfo } from "../approval/flow/types.js";
+import { expandTilde } from "../config/home.js";
+import { getConfig } from "../config/load-config.js";
+import { ABORT_EXIT_CODE, spawnGroup } from "../terminal/process-group.js";
+import { statePaths, wrapCommand, type ShellStatePaths } from "./shell-state.js";
+import type { Environment, EnvironmentFactory, ExecOptions, ExecResult } from "./types.js";
+
+export interface LocalEnvironmentOptions {
+  /**
+   * Where a new task starts. Default: config `terminal.cwd` (a leading `~`
+   * expanded, made absolute against the current directory), else `process.cwd()`.
+   */
+  initialCwd?: string;
+  /**
+   * The environment each command's shell starts from (before the task's saved
+   * state is applied). Default: `process.env` at the time of the command.
+   */
+  env?: () => NodeJS.ProcessEnv;
+  /** Parent directory of the per-task state directories. Default: `os.tmpdir()`. */
+  tempDir?: string;
+  /** SIGTERM→SIGKILL grace when killing a command's group. Default 2000 ms. */
+  killGraceMs?: number;
+  /** How long output is still read after the shell exited (background jobs). Default 250 ms. */
+  pipeDrainMs?: number;
+}
+
+/** Config `terminal.cwd` (expanded and absolute), or `process.cwd()`. */
+export function defaultInitialCwd(): string {
+  const configured = getConfig().config.terminal.cwd;
+  if (configured === undefined || configured.trim() === "") return process.cwd();
+  return path.resolve(expandTilde(configured));
+}
+
+const LOCAL_ISOLATION: BackendInfo = Object.freeze({ name: "local" });
+
+function abortedResult(): ExecResult {
+  return { output: "", exitCode: ABORT_EXIT_CODE, timedOut: false, aborted: true, truncated: false, totalChars: 0, durationMs: 0 };
+}
+
+/**
+ * Whether a process group still has members (zombies included). A group id
+ * cannot be handed to a new process while its group has members, so a live
+ * group is still the one we started.
+ */
+function groupExists(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/** A directory name part from a task id: harmless characters only, short. */
+function slug(taskId: string): string {
+  const cleaned = taskId.replace(/[^A-Za-z0-9_.-]+/g, "_").slice(0, 40);
+  return cleaned === "" || cleaned === "." || cleaned === ".." ? "task" : cleaned;
+}
+
+export class LocalEnvironment implements Environment {
+  readonly backend = "local";
+  readonly isolation: BackendInfo = LOCAL_ISOLATION;
+  /** The task's state directory (mode 0700). Gone after `close()`. */
+  readonly stateDir: string;
+  /** Where the task started. */
+  readonly initialCwd: string;
+
+  readonly #paths: ShellStatePaths;
+  readonly #env: (() => NodeJS.ProcessEnv) | undefined;
+  readonly #killGraceMs: number | undefined;
+  readonly #pipeDrainMs: number | undefined;
+  #cwd: string;
+  #closed = false;
+  #closing: Promise<void> | undefined;
+  /** Aborted by `close()`, so running commands are killed. */
+  readonly #closeController = new AbortController();
+  /** Running commands: the process group id (the shell's pid) and the run's promise. */
+  readonly #running = new Map<number, Promise<unknown>>();
+  /** Groups of finished commands that left processes behind (`server &`); killed by `close()`. */
+  readonly #leftovers = new Set<number>();
+
+  private constructor(
+    readonly taskId: string,
+    stateDir: string,
+    initialCwd: string,
+    options: LocalEnvironmentOptions,
+  ) {
+    this.stateDir = stateDir;
+    this.initialCwd = initialCwd;
+    this.#cwd = initialCwd;
+    this.#paths = statePaths(stateDir);
+    this.#env = options.env;
+    this.#killGraceMs = options.killGraceMs;
+    this.#pipeDrainMs = options.pipeDrainMs;
+  }
+
+  /** Creates the task's state directory. Throws when it cannot (temp dir not writable) or the config is invalid. */
+  static async create(taskId: string, options: LocalEnvironmentOptions = {}): Promise<LocalEnvironment> {
+    const initialCwd = path.resolve(options.initialCwd ?? defaultInitialCwd());
+    // mkdtemp creates it 0700 already; the chmod makes that explicit whatever the platform does.
+    const stateDir = await mkdtemp(path.join(options.tempDir ?? tmpdir(), `mibyan-env-${slug(taskId)}-`));
+    await chmod(stateDir, 0o700);
+    return new LocalEnvironment(taskId, stateDir, initialCwd, options);
+  }
+
+  /** The task's working directory, as the last finished command left it. */
+  get cwd(): string {
+    return this.#cwd;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  async exec(command: string, options: ExecOptions): Promise<ExecResult> {
+    if (this.#closed) throw new Error(`The local environment of task ${JSON.stringify(this.taskId)} is closed.`);
+    if (options.signal?.aborted) return abortedResult();
+    const script = wrapCommand(this.#paths, { initialCwd: this.initialCwd, cwdOverride: options.cwd });
+    // One signal for the caller's abort and `close()`, unlinked again when the run ends.
+    const controller = new AbortController();
+    const forward = () => controller.abort();
+    options.signal?.addEventListener("abort", forward, { once: true });
+    this.#closeController.signal.addEventListener("abort", forward, { once: true });
+    const unlink = () => {
+      options.signal?.removeEventListener("abort", forward);
+      this.#closeController.signal.removeEventListener("abort", forward);
+    };
+    const signal = controller.signal;
+    let group;
+    try {
+      group = spawnGroup(["bash", "-c", script, "bash", command], {
+        // The wrapper enters the task's directory itself (with a fallback when it is gone),
+        // so the spawn needs a directory that always exists.
+        cwd: "/",
+        env: this.#env?.() ?? process.env,
+        timeoutMs: options.timeoutMs,
+        signal,
+        maxOutputChars: options.maxOutputChars,
+        headRatio: options.headRatio,
+        killGraceMs: this.#killGraceMs,
+        pipeDrainMs: this.#pipeDrainMs,
+      });
+    } catch (err) {
+      unlink();
+      throw new Error(`Failed to start command: ${(err as Error).message}`, { cause: err });
+    }
+    const pid = group.child.pid;
+    const settled = group.result.then(
+      () => undefined,
+      () => undefined,
+    );
+    if (pid !== undefined) this.#running.set(pid, settled);
+    let result: ExecResult;
+    try {
+      result = await group.result;
+    } catch (err) {
+      throw new Error(`Failed to start command: ${(err as Error).message}`, { cause: err });
+    } finally {
+      unlink();
+      if (pid !== undefined) {
+        this.#running.delete(pid);
+        if (groupExists(pid)) this.#leftovers.add(pid);
+      }
+    }
+    await this.#readCwd();
+    return result;
+  }
+
+  async #readCwd(): Promise<void> {
+    try {
+      const text = await readFile(this.#paths.cwdFile, "utf8");
+      if (text !== "") this.#cwd = text;
+    } catch {
+      // No command saved state yet, or the environment was closed meanwhile.
+    }
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    this.#closed = true;
+    this.#closeController.abort(new Error("environment closed"));
+    // Let killed shells finish (their EXIT trap writes into the state dir) before removing it.
+    await Promise.all(this.#running.values());
+    await this.#killLeftovers();
+    await rm(this.stateDir, { recursive: true, force: true, maxRetries: 3 });
+  }
+
+  /** SIGTERM to what earlier commands left running, SIGKILL to what is still there after the grace. */
+  async #killLeftovers(): Promise<void> {
+    const groups = [...this.#leftovers].filter(groupExists);
+    this.#leftovers.clear();
+    if (groups.length === 0) return;
+    for (const pgid of groups) signalGroup(pgid, "SIGTERM");
+    const deadline = Date.now() + Math.min(this.#killGraceMs ?? 1_000, 1_000);
+    let alive = groups;
+    while (alive.length > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      alive = alive.filter(groupExists);
+    }
+    for (const pgid of alive) signalGroup(pgid, "SIGKILL");
+  }
+
+  disposeSync(): void {
+    this.#closed = true;
+    for (const pgid of [...this.#running.keys(), ...this.#leftovers]) signalGroup(pgid, "SIGKILL");
+    this.#running.clear();
+    this.#leftovers.clear();
+    try {
+      rmSync(this.stateDir, { recursive: true, force: true, maxRetries: 3 });
+    } catch {
+      // Best effort at exit.
+    }
+  }
+}
+
+/** A `local` factory with options (the default `localFactory` has none). */
+export function createLocalFactory(options: LocalEnvironmentOptions = {}): EnvironmentFactory {
+  return {
+    backend: "local",
+    unavailableReason: () => (process.platform === "win32" ? "the local backend needs bash and POSIX process groups (not Windows)" : undefined),
+    create: (taskId) => LocalEnvironment.create(taskId, options),
+  };
+}
+
+/** The built-in `local` backend. */
+export const localFactory: EnvironmentFactory = createLocalFactory();
