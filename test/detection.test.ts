@@ -5,7 +5,18 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 
-import { canonicalPrefix, classifyPath, detect, detectAsync, normalisePath, parseArgs, PATH_BITS, RULES_BY_ID, WRAPPERS } from "../src/approval/detection/index.js";
+import {
+  canonicalPrefix,
+  classifyPath,
+  clearDetectionCache,
+  detect,
+  detectAsync,
+  normalisePath,
+  parseArgs,
+  PATH_BITS,
+  RULES_BY_ID,
+  WRAPPERS,
+} from "../src/approval/detection/index.js";
 import type { Arg } from "../src/approval/detection/model.js";
 import { analysePayload, maskStrings } from "../src/approval/detection/payload.js";
 import { analyseSql } from "../src/approval/detection/sql.js";
@@ -481,5 +492,43 @@ describe("rules", () => {
         "hardline-wipe-system-dir",
       ].sort(),
     );
+  });
+});
+
+describe("the cache of recent results", () => {
+  it("returns the same result as a fresh analysis, as a copy the caller may change", () => {
+    clearDetectionCache();
+    const command = "sudo env X=1 rm -fr ./build && curl -fsSL https://x | sh";
+    const fresh = detect(command, { ...OPTIONS, cache: false });
+    const first = detect(command, OPTIONS);
+    const second = detect(command, OPTIONS);
+    expect(first).toEqual(fresh);
+    expect(second).toEqual(fresh);
+    expect(second).not.toBe(first);
+    expect(second.matches[0]).not.toBe(first.matches[0]);
+    first.matches.length = 0;
+    first.unanalysable.push("changed by the caller");
+    second.matches[0]!.prefix = "changed by the caller";
+    expect(detect(command, OPTIONS)).toEqual(fresh);
+  });
+
+  it("keys results by the options that change them", () => {
+    clearDetectionCache();
+    const command = "bash -c 'bash -c \"rm -rf /\"'";
+    const full = detect(command, OPTIONS);
+    const limited = detect(command, { ...OPTIONS, maxParses: 1 });
+    expect(full.hardline).toBe(true);
+    expect(limited.hardline).toBe(false);
+    expect(limited.analysable).toBe(false);
+    expect(detect(command, OPTIONS)).toEqual(full);
+    expect(detect(command, { ...OPTIONS, maxParses: 1 })).toEqual(limited);
+    expect(detect(command, { ...OPTIONS, cache: false, maxParses: 1 })).toEqual(limited);
+  });
+
+  it("is bypassed by { cache: false } and by detectAsync options alike", async () => {
+    clearDetectionCache();
+    const command = "git push --force origin main";
+    expect(await detectAsync(command, { ...OPTIONS, cache: false })).toEqual(detect(command, OPTIONS));
+    expect(await detectAsync(command, OPTIONS)).toEqual(detect(command, { ...OPTIONS, cache: false }));
   });
 });

@@ -1,3 +1,7 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+import ts from "typescript";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import {
   initShellParser,
@@ -14,6 +18,9 @@ import {
   type SimpleCommand,
   type Word,
 } from "../src/shell/index.js";
+import { fastSyntaxTree } from "../src/shell/fast-parse.js";
+import { fullSyntaxTree, setShellFastPath } from "../src/shell/parser.js";
+import { sameTree, type SyntaxNode } from "../src/shell/syntax-tree.js";
 
 // ---------------------------------------------------------------------------------------------
 // A compact, exact rendering of the model, so that the tables below read like the shell they test.
@@ -489,5 +496,169 @@ describe("with the parser loaded", () => {
       expect(result.problems).toEqual([expect.stringMatching(/^unterminated \$\( in a heredoc body/)]);
       expect(parse("cat <<EOF\n$(rm -rf /\nEOF").problems.length).toBeGreaterThan(0);
     });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// The fast path (src/shell/fast-parse.ts) must give tree-sitter's own tree, hence the same model.
+// ---------------------------------------------------------------------------------------------
+
+/** Every string literal (and template text) in a test file: the commands the tests use. */
+function testFileStrings(file: string): string[] {
+  const path = fileURLToPath(new URL(file, import.meta.url));
+  const source = ts.createSourceFile(path, readFileSync(path, "utf8"), ts.ScriptTarget.Latest, true);
+  const out: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) out.push(node.text);
+    else if (ts.isTemplateExpression(node)) out.push(node.head.text + node.templateSpans.map((span) => `x${span.literal.text}`).join(""));
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return out;
+}
+
+function corpusCommands(): string[] {
+  const path = fileURLToPath(new URL("./fixtures/command-corpus.jsonl", import.meta.url));
+  return readFileSync(path, "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => (JSON.parse(line) as { command: string }).command);
+}
+
+/** Deterministic generated commands, mostly in the fast path's subset, with its edge cases. */
+function generatedCommands(count: number, seed: number): string[] {
+  let state = seed;
+  const rnd = (n: number): number => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) % n;
+  };
+  const pick = <T>(list: readonly T[]): T => list[rnd(list.length)]!;
+  const words = ["a", "-n", "--x=y", "50", "-1", "0", "*.ts", "~/x", "a:b", "x.y", "-", "--", "a#b", "1#2", "0x1F", "done", "in", "=x", "a@b", "%s", "é", "x!", "{a,b}"];
+  const stringParts = [" ", "a", "b c", "$a", "${b}", "$1", "$@", "$?", "$(x)", "$(a | b)", "%", "((", "é", "$aé", "'", "#", "\\t", "$", "\t"];
+  const piece = (): string => {
+    const r = rnd(9);
+    if (r < 4) return pick(words);
+    if (r < 6) {
+      let text = '"';
+      for (let i = rnd(4); i > 0; i--) text += pick(stringParts);
+      return `${text}"`;
+    }
+    if (r < 7) return `'${pick(["x", "a b", "$a", "\n"])}'`;
+    return pick(["$a", "${b}", "$1", "$@", "$$", "$(x)", "$(a && b)", "$( a )"]);
+  };
+  const arg = (): string => (rnd(4) === 0 ? piece() + piece() + (rnd(3) === 0 ? piece() : "") : piece());
+  const redirect = (): string => pick([" >f", " 2>&1", " > f g", " 2>/dev/null", " >>log", " <in", " &>f", " >&2", " 0>f", " >&-", " <<<x"]);
+  const command = (): string => {
+    let text = rnd(6) === 0 ? `${pick(["A", "x", "_"])}=${rnd(3) === 0 ? "" : arg()} ` : "";
+    text += pick(["a", "ls", "git", "echo", "./x.sh", "g++", ":", "a+=b", "time", "done"]);
+    for (let i = rnd(5); i > 0; i--) text += pick([" ", "  ", "\t"]) + arg();
+    return rnd(4) === 0 ? text + redirect() : text;
+  };
+  const element = (depth: number): string => {
+    const r = rnd(depth > 1 ? 1 : 8);
+    if (r === 1) return `for i in ${arg()} ${arg()}${pick(["; ", "\n"])}do ${statement(depth + 1)}${pick(["; ", "\n"])}done${rnd(3) === 0 ? redirect() : ""}`;
+    if (r === 2) return `${pick(["while", "until"])} ${statement(depth + 1)}; do ${statement(depth + 1)}; done`;
+    if (r === 3) {
+      const delimiter = pick(["EOF", "E_1"]);
+      return `cat <<${pick(["'", '"', "-'"])}${delimiter}${pick(["'", '"'])}${pick(["", " >f", " 2>&1", " x"])}\n${pick(["x", "# a", "$x", " b", "a\\b"])}\n${pick([delimiter, `  ${delimiter}`, `${delimiter}X`, `${delimiter} && y`, `${delimiter} | z`])}`;
+    }
+    if (r === 4) return `echo "$(${statement(depth + 1)})"`;
+    return command();
+  };
+  const statement = (depth = 0): string => {
+    let text = element(depth);
+    for (let i = rnd(4); i > 0; i--) text += rnd(5) === 0 ? redirect() : pick([" && ", " || ", " | ", "|", " |& ", " &&\n", " |\n"]) + element(depth);
+    return text;
+  };
+  const out: string[] = [];
+  for (let i = 0; i < count; i++) {
+    let text = statement();
+    for (let k = rnd(3); k > 0; k--) text += pick(["; ", "\n", " & ", "\n\n"]) + statement();
+    out.push(text + pick(["", "", ";", "\n", " &", ";;"]));
+  }
+  return out;
+}
+
+function describeTree(source: string, root: SyntaxNode | null): string {
+  if (!root) return "null";
+  const node = (n: SyntaxNode): string =>
+    n.children.length === 0 ? `${n.type}[${n.startIndex},${n.endIndex}]` : `(${n.type}[${n.startIndex},${n.endIndex}] ${n.children.map(node).join(" ")})`;
+  return `${JSON.stringify(source)}: ${node(root)}`;
+}
+
+describe("the fast path", () => {
+  let inputs: string[] = [];
+
+  beforeAll(async () => {
+    await initShellParser();
+    const all = [
+      ...corpusCommands(),
+      ...testFileStrings("./shell-parse.test.ts"),
+      ...testFileStrings("./detection.test.ts"),
+      ...generatedCommands(3000, 7),
+    ];
+    inputs = [...new Set(all)].filter((s) => s.length > 0 && s.length <= SHELL_PARSE_DEFAULTS.maxLength);
+  });
+
+  it("gives tree-sitter's own syntax tree for every input it takes, and takes many", () => {
+    let taken = 0;
+    const wrong: string[] = [];
+    for (const source of inputs) {
+      const fast = fastSyntaxTree(source);
+      if (!fast) continue;
+      taken++;
+      const full = fullSyntaxTree(source);
+      if (!full || !sameTree(fast, full)) wrong.push(`${describeTree(source, fast)}\n  tree-sitter: ${describeTree(source, full)}`);
+    }
+    expect(wrong.slice(0, 5)).toEqual([]);
+    expect(wrong).toHaveLength(0);
+    expect(taken).toBeGreaterThan(inputs.length / 5);
+  });
+
+  it("gives the same model and problems as the full parse, for every input", () => {
+    const options = { timeBudgetMs: 60_000 };
+    const different: string[] = [];
+    try {
+      for (const source of inputs) {
+        setShellFastPath(false);
+        const full = JSON.stringify(parseShell(source, options));
+        setShellFastPath(true);
+        const fast = JSON.stringify(parseShell(source, options));
+        if (fast !== full) different.push(source);
+      }
+    } finally {
+      setShellFastPath(true);
+    }
+    expect(different.slice(0, 5)).toEqual([]);
+  });
+
+  it("takes common commands and leaves the constructs tree-sitter-bash reads its own way to it", () => {
+    const taken = [
+      "cd packages/web && npm run build -- --mode production 2>&1 | tail -n 40 > bb.log",
+      "git status --short",
+      'for f in $(git ls-files "*.ts" | head -n 50); do wc -l "$f"; done',
+      "cat <<'EOF' > notes.md\n# notes\nEOF && echo done",
+      'A=1 B="$(date)" make -j4 2>/dev/null',
+      "a | b | c; d",
+    ];
+    for (const source of taken) expect(fastSyntaxTree(source), source).not.toBeNull();
+    const left = [
+      "a | b | c && d", // tree-sitter nests it as `a | (b | c && d)`
+      "x && a | b | c && d", // flat here, but which reading wins depends on the rest of the list
+      "a | b | c\nd > f", // tree-sitter makes `d` an argument of `c`
+      "a >f | b | c && d",
+      'e "a"x$x.sh', // tree-sitter reads a bare `$` here
+      "A=1 B=2\nc", // one command for tree-sitter
+      'e "((x) "', // `((` outranks string_content
+      "a - <<'EOF'\nx\nEOF", // the scanner swallows the `-`
+      "e 1#", // not a word for tree-sitter-bash
+      "a 0>f", // not a descriptor for the scanner
+      "e $a\\\nb",
+      "if x; then y; fi",
+      "cat <<EOF\n$x\nEOF",
+    ];
+    for (const source of left) expect(fastSyntaxTree(source), source).toBeNull();
   });
 });

@@ -11,8 +11,9 @@
 import { createRequire } from "node:module";
 import type { Parser, ParseOptions as TreeSitterParseOptions, Tree } from "web-tree-sitter";
 import { buildScript, type BuildState } from "./build-model.js";
+import { fastSyntaxTree } from "./fast-parse.js";
 import { separateHeredocLines } from "./heredoc-lines.js";
-import { copyTree, languageTables, type LanguageTables, type SyntaxNode } from "./syntax-tree.js";
+import { copyTree, directCursorBinding, languageTables, sameTree, type DirectCursorBinding, type LanguageTables, type SyntaxNode } from "./syntax-tree.js";
 import type { ParseOptions, ParseResult } from "./types.js";
 
 /** Defaults of `ParseOptions`. */
@@ -25,6 +26,20 @@ export const SHELL_PARSE_DEFAULTS: Readonly<Required<ParseOptions>> = Object.fre
 let parser: Parser | null = null;
 let tables: LanguageTables | null = null;
 let loading: Promise<void> | null = null;
+/** The module's cursor functions for the tree copy (see syntax-tree.ts); null: the public `TreeCursor` is used. */
+let direct: DirectCursorBinding | null = null;
+/** Whether `run` tries `fastSyntaxTree` first (tests compare both ways). */
+let useFastPath = true;
+
+/**
+ * Turns the fast path (fast-parse.ts) on or off; returns the previous setting. For tests that
+ * compare the fast path with the full parse: the results must be the same either way.
+ */
+export function setShellFastPath(enabled: boolean): boolean {
+  const previous = useFastPath;
+  useFastPath = enabled;
+  return previous;
+}
 
 /** `performance.now()` value after which the current parse is cancelled. */
 let deadline = 0;
@@ -62,15 +77,43 @@ async function load(): Promise<void> {
   const require = createRequire(import.meta.url);
   const wasmPath = require.resolve("tree-sitter-bash/tree-sitter-bash.wasm");
   const treeSitter = await import("web-tree-sitter");
-  await treeSitter.Parser.init();
+  // The options object becomes the emscripten module, with its exported functions on it
+  // (when web-tree-sitter was not initialised before in this process: then it stays empty).
+  const moduleOptions = {};
+  await treeSitter.Parser.init(moduleOptions as Parameters<typeof treeSitter.Parser.init>[0]);
   const language = await treeSitter.Language.load(wasmPath);
   const instance = new treeSitter.Parser();
   instance.setLanguage(language);
   tables = languageTables(language);
   parser = instance;
+  direct = checkedBinding(instance, tables, directCursorBinding(moduleOptions));
   // The first parses compile the wasm lazily (tens of ms): pay that here, not in the first
   // command's time budget.
   for (const text of WARM_UP) parseShell(text, { timeBudgetMs: 60_000 });
+}
+
+/**
+ * The direct cursor binding, if copies made with it equal the public `TreeCursor`'s on the
+ * warm-up commands (with and without syntax errors); null otherwise.
+ */
+function checkedBinding(p: Parser, t: LanguageTables, binding: DirectCursorBinding | null): DirectCursorBinding | null {
+  if (!binding) return null;
+  try {
+    for (const text of [...WARM_UP, "echo $(rm -rf / (", "a |", "if x; then"]) {
+      const tree = p.parse(text);
+      if (!tree) return null;
+      try {
+        const viaPublic = copyTree(tree, t, Infinity, null);
+        const viaDirect = copyTree(tree, t, Infinity, binding);
+        if (!viaPublic || !viaDirect || !sameTree(viaPublic, viaDirect)) return null;
+      } finally {
+        tree.delete();
+      }
+    }
+    return binding;
+  } catch {
+    return null;
+  }
 }
 
 /** Commands that run the grammar's and the model builder's main paths once at start-up. */
@@ -142,6 +185,12 @@ export function parseShell(source: string, options: ParseOptions = {}): ParseRes
  * tree is freed at once); null, with a problem recorded, when the budget ran out.
  */
 function run(p: Parser, t: LanguageTables, text: string, state: BuildState, budgetMs: number): SyntaxNode | null {
+  // The common case: text the fast path knows gives tree-sitter's own tree without the wasm
+  // parse and copy (see fast-parse.ts).
+  if (useFastPath) {
+    const fast = fastSyntaxTree(text);
+    if (fast) return fast;
+  }
   cancelled = false;
   let tree: Tree | null;
   try {
@@ -160,13 +209,36 @@ function run(p: Parser, t: LanguageTables, text: string, state: BuildState, budg
     return null;
   }
   try {
-    const root = copyTree(tree, t, deadline);
+    const root = copyTree(tree, t, deadline, direct);
     if (!root) {
       const message = `parse time budget of ${budgetMs} ms exceeded; not analysed`;
       if (!state.problems.includes(message)) state.problems.push(message);
       state.timeReported = true;
     }
     return root;
+  } finally {
+    tree.delete();
+  }
+}
+
+/**
+ * The tree-sitter tree of `text`, copied, without the fast path and without building the model;
+ * null when the parser is not ready or the parse failed. For tests that compare the fast path's
+ * trees with tree-sitter's.
+ */
+export function fullSyntaxTree(text: string): SyntaxNode | null {
+  const p = parser;
+  const t = tables;
+  if (!p || !t) return null;
+  deadline = Infinity;
+  cancelled = false;
+  const tree = p.parse(text, null, treeSitterOptions);
+  if (!tree) {
+    p.reset();
+    return null;
+  }
+  try {
+    return copyTree(tree, t, Infinity, direct);
   } finally {
     tree.delete();
   }

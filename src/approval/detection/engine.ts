@@ -40,6 +40,14 @@ export interface DetectOptions {
   maxParses?: number;
   /** Options for each parse (time budget, structural depth, length). */
   parse?: ParseOptions;
+  /**
+   * Use the cache of recent results (default true). `detect` keeps the results of the last
+   * commands it analysed, keyed by the exact command text and these options, because agents
+   * check the same command again (before approval, after approval, on retry). A result is
+   * the same whether it comes from the cache or not; results cut short by the time budget
+   * are never cached. `false` analyses the command afresh (benchmarks, tests).
+   */
+  cache?: boolean;
 }
 
 const DEFAULT_MAX_DEPTH = 8;
@@ -102,6 +110,8 @@ class Analysis {
   readonly reasons: string[] = [];
   private readonly keys = new Set<string>();
   private parses = 0;
+  /** A parse ran out of its time budget: the result depends on the machine's load, do not cache it. */
+  timedOut = false;
   private streamDepth = 0;
   private readonly maxDepth: number;
   private readonly maxParses: number;
@@ -186,7 +196,10 @@ class Analysis {
       return;
     }
     const result = parseShell(text, this.options.parse);
-    for (const problem of result.problems) this.unanalysable(problem, text, ctx);
+    for (const problem of result.problems) {
+      if (problem.includes("time budget")) this.timedOut = true;
+      this.unanalysable(problem, text, ctx);
+    }
     this.walkScript(result.script, ctx, input);
   }
 
@@ -236,7 +249,8 @@ class Analysis {
       for (let i = 0; i < c.bodies.length; i++) this.walkScript(c.bodies[i]!, ctx, i === 0 && (c.type === "subshell" || c.type === "group") ? stdin : null);
     }
     const local: { rule: Rule; prefix: string; detail: string | undefined }[] = [];
-    this.redirectWrites(c.redirects, collapse(c.text), ctx, local);
+    // The prefix (the compound's whole text, collapsed) only when a redirect writes.
+    if (c.redirects.some((r) => WRITE_OPERATORS.has(r.operator))) this.redirectWrites(c.redirects, collapse(c.text), ctx, local);
     this.flush(local);
   }
 
@@ -830,6 +844,7 @@ class Analysis {
       else if (u.kind === "script" && u.script.static && this.parses < this.maxParses) {
         this.parses++;
         const parsed = parseShell(u.script.value, this.options.parse);
+        for (const problem of parsed.problems) if (problem.includes("time budget")) this.timedOut = true;
         return this.streamOfScript(parsed.script, ctx, input);
       } else return { text: null, network: input?.network ?? false, decoded: input?.decoded ?? false, origin: "" };
     }
@@ -890,10 +905,15 @@ class Analysis {
 
 /** Analyses a command (the parser must be initialised). */
 export function analyse(command: string, options: DetectOptions = {}): Detection {
+  return analyseTimed(command, options).detection;
+}
+
+/** `analyse`, also telling whether a parse ran out of its time budget (such a result must not be cached). */
+export function analyseTimed(command: string, options: DetectOptions = {}): { detection: Detection; timedOut: boolean } {
   const a = new Analysis(options);
   a.walkSource(command, { depth: 0, env: null, chain: [], privileged: false, cwd: null, netFiles: new Set() });
   const hardline = a.matches.some((m) => m.hardline);
-  return {
+  const detection: Detection = {
     command,
     analysable: a.reasons.length === 0,
     unanalysable: a.reasons,
@@ -901,6 +921,7 @@ export function analyse(command: string, options: DetectOptions = {}): Detection
     hardline,
     dangerous: a.matches.length > 0,
   };
+  return { detection, timedOut: a.timedOut };
 }
 
 export { RULES_BY_ID };
