@@ -111,3 +111,15 @@ export {
   type SmartReviewer,
 } from "./approval/flow/index.js";
 export { getApprovalGate, setApprovalGate } from "./approval/default-gate.js";
+
+// Where commands run: one Environment interface, a backend per module, per-task state.
+export type { Environment, EnvironmentFactory, ExecOptions, ExecResult } from "./environments/types.js";
+export {
+  EnvironmentManager,
+  EnvironmentUnavailableError,
+  getEnvironmentManager,
+  setEnvironmentManager,
+  type EnvironmentManagerOptions,
+} from "./environments/manager.js";
+export { LocalEnvironment, createLocalFactory, localFactory } from "./environments/local.js";
+export { BACKENDS, BACKEND_NAMES, BackendNotInstalledError } from "./environments/backends.js";
