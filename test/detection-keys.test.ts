@@ -11,3 +11,15 @@ describe("approval prefixes of piped execution", () => {
     expect(decoded.matches[0]!.prefix).toBe("echo aGk= | base64 -d | bash");
   });
 });
+
+describe("a command the parser joined across lines", () => {
+  it("is unanalysable, never safe (tree-sitter-bash can drop the newline after a long pipeline)", async () => {
+    for (const command of ["cat f | grep x | head\nrm -rf / > /dev/null", "cat f | grep x | head\nrm -rf ~ 2>&1"]) {
+      const detection = await detectAsync(command, { cache: false });
+      expect(detection.dangerous).toBe(true);
+      expect(detection.analysable).toBe(false);
+      expect(detection.unanalysable.join()).toMatch(/two lines as one command/);
+    }
+    expect((await detectAsync("ls\necho hi")).dangerous).toBe(false);
+  });
+});

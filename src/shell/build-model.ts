@@ -24,6 +24,7 @@
  * see heredoc-lines.ts.)
  */
 
+import { hasBareNewline } from "./bare-newline.js";
 import type { SyntaxNode as Node } from "./syntax-tree.js";
 import type { Command, CompoundCommand, Pipeline, Redirect, Script, SimpleCommand, Substitution, Word } from "./types.js";
 import {
@@ -553,8 +554,13 @@ function endOfLine(src: string, from: number): number {
 function buildCommand(node: Node, ctx: Ctx, depth: number, out: Out): { command: Command; extent: Extent } | null {
   const extent: Extent = { start: node.startIndex, end: node.endIndex };
   switch (node.type) {
-    case "command":
-      return { command: buildSimple(node, ctx, depth, extent, out), extent };
+    case "command": {
+      const command = buildSimple(node, ctx, depth, extent, out);
+      if (hasBareNewline(ctx.src.slice(extent.start, extent.end))) {
+        ctx.problem(`the parser read two lines as one command (${JSON.stringify(ctx.src.slice(extent.start, extent.end).slice(0, 120))}); it cannot be trusted`);
+      }
+      return { command, extent };
+    }
     case "variable_assignment":
     case "variable_assignments": {
       const cmd: SimpleCommand = { kind: "simple", assignments: [], argv: [], redirects: [], text: ctx.src.slice(extent.start, extent.end) };
