@@ -14,34 +14,15 @@
 # (default 0: it runs until stopped).
 set -euo pipefail
 
-stop=0
-if [[ "${1:-}" == "--stop" ]]; then
-  stop=1
-  shift
-fi
-if [[ $# -ne 1 || -z "$1" ]]; then
-  echo "usage: $0 [--stop] SOCKET" >&2
-  exit 2
-fi
-socket="$1"
-case "$socket" in
-  /*) ;;
-  *) socket="$PWD/$socket" ;;
-esac
+# shellcheck source=service-lib.sh
+. "$(dirname "$0")/service-lib.sh"
+parse_service_args "$@"
+socket="$target"
 pidfile="$socket.pid"
 logfile="$socket.log"
 
 if [[ $stop -eq 1 ]]; then
-  if [[ -f "$pidfile" ]]; then
-    pid="$(cat "$pidfile")"
-    kill "$pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill -9 "$pid" 2>/dev/null || true
-    rm -f "$pidfile"
-  fi
+  stop_pidfile "$pidfile"
   rm -f "$socket"
   exit 0
 fi

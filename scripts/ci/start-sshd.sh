@@ -23,20 +23,10 @@
 # as root, /run/sshd (the privilege separation directory) is created.
 set -euo pipefail
 
-stop=0
-if [[ "${1:-}" == "--stop" ]]; then
-  stop=1
-  shift
-fi
-if [[ $# -ne 1 || -z "$1" ]]; then
-  echo "usage: $0 [--stop] DIR" >&2
-  exit 2
-fi
-dir="$1"
-case "$dir" in
-  /*) ;;
-  *) dir="$PWD/$dir" ;;
-esac
+# shellcheck source=service-lib.sh
+. "$(dirname "$0")/service-lib.sh"
+parse_service_args "$@"
+dir="$target"
 pidfile="$dir/sshd.pid"
 logfile="$dir/sshd.log"
 port="${MIBYAN_SSHD_PORT:-2222}"
@@ -44,16 +34,7 @@ host=127.0.0.1
 sshd_bin="${SSHD:-/usr/sbin/sshd}"
 
 if [[ $stop -eq 1 ]]; then
-  if [[ -f "$pidfile" ]]; then
-    pid="$(cat "$pidfile")"
-    kill "$pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill -9 "$pid" 2>/dev/null || true
-    rm -f "$pidfile"
-  fi
+  stop_pidfile "$pidfile"
   exit 0
 fi
 
