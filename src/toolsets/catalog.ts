@@ -104,7 +104,12 @@ export class ToolsetCatalog {
       if (this.#builtins.has(copy.name)) throw new TypeError(`ToolsetCatalog: duplicate built-in toolset "${copy.name}"`);
       this.#builtins.set(copy.name, copy);
     }
-    for (const [name, tools] of Object.entries(LEGACY_TOOLSETS)) this.#legacy.set(name, Object.freeze([...tools]));
+    // Legacy names keep meaning the shipped toolsets' tools, whatever builtins this catalog was given.
+    for (const [name, modern] of Object.entries(LEGACY_TOOLSETS)) {
+      const tools = BUILTIN_TOOLSETS.find((def) => def.name === modern)?.tools;
+      if (tools === undefined) throw new TypeError(`ToolsetCatalog: legacy toolset "${name}" names unknown toolset "${modern}"`);
+      this.#legacy.set(name, tools);
+    }
   }
 
   // ---- Definitions ------------------------------------------------------------
