@@ -5,29 +5,23 @@
  * substitutions or a backslash continuation, so finding one means the model
  * is wrong, and the command is reported as unanalysable rather than trusted.
  */
+import { closingDoubleQuote, findClosing, findClosingBacktick } from "./words.js";
+
 export function hasBareNewline(text: string): boolean {
   // Heredoc bodies legitimately follow a newline; those commands are left to the heredoc handling.
-  if (text.includes("<<")) return false;
-  let quote: "'" | '"' | "`" | null = null;
-  let depth = 0;
+  if (!text.includes("\n") || text.includes("<<")) return false;
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
-    if (c === "\\" && quote !== "'") {
-      i++;
-      continue;
-    }
-    if (quote !== null) {
-      if (c === quote) quote = null;
-      else if (quote === '"' && c === "$" && text[i + 1] === "(") {
-        depth++;
-        i++;
-      }
-      continue;
-    }
-    if (c === "'" || c === '"' || c === "`") quote = c;
-    else if (c === "(" || c === "{") depth++;
-    else if ((c === ")" || c === "}") && depth > 0) depth--;
-    else if (c === "\n" && depth === 0) return true;
+    let skipTo = i;
+    if (c === "\\") skipTo = i + 1;
+    else if (c === "'") skipTo = text.indexOf("'", i + 1);
+    else if (c === '"') skipTo = closingDoubleQuote(text, i + 1);
+    else if (c === "`") skipTo = findClosingBacktick(text, i + 1);
+    else if (c === "(" || c === "{") skipTo = findClosing(text, i, c, c === "(" ? ")" : "}");
+    else if (c === "\n") return true;
+    // An unclosed quote or bracket is the parser's problem to report, not a joined line.
+    if (skipTo < 0) return false;
+    i = skipTo;
   }
   return false;
 }
