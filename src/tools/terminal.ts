@@ -24,11 +24,9 @@
 import { stat } from "node:fs/promises";
 import { isAbsolute } from "node:path";
 
-import { getApprovalGate } from "../approval/default-gate.js";
 import type { ApprovalGate } from "../approval/flow/gate.js";
 import type { BackendInfo } from "../approval/flow/types.js";
-import { createLocalFactory } from "../environments/local.js";
-import { EnvironmentManager, getEnvironmentManager } from "../environments/manager.js";
+import type { EnvironmentManager } from "../environments/manager.js";
 import type { Environment, EnvironmentProvider } from "../environments/types.js";
 import { registry } from "../registry/singleton.js";
 import type { FunctionSchema, ToolContext } from "../registry/types.js";
@@ -97,7 +95,7 @@ export type CommandGate = Pick<ApprovalGate, "check">;
 
 export interface TerminalHandlerOptions {
   /** The approval gate every command passes first. Default: the process-wide gate (`getApprovalGate()`). */
-  gate?: () => CommandGate;
+  gate?: () => CommandGate | Promise<CommandGate>;
   /**
    * Where commands run: the task's environment comes from `environments.get(taskId)`.
    * Default: the process-wide `getEnvironmentManager()` (or, with `env`, a private
@@ -191,9 +189,10 @@ function formatResult(run: RunResult, timeoutSeconds: number): string {
 
 /** Builds a terminal handler; the registered tool uses the defaults. */
 export function createTerminalHandler(options: TerminalHandlerOptions = {}) {
-  const gate = options.gate ?? getApprovalGate;
+  // The gate and the environments load on the first command, not when the tool is listed.
+  const gate = options.gate ?? (async () => (await import("../approval/default-gate.js")).getApprovalGate());
   const maxOutputChars = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
-  let environments: () => EnvironmentProvider;
+  let environments: () => EnvironmentProvider | Promise<EnvironmentProvider>;
   if (typeof options.environments === "function") environments = options.environments;
   else if (options.environments !== undefined) {
     const provider = options.environments;
@@ -202,8 +201,14 @@ export function createTerminalHandler(options: TerminalHandlerOptions = {}) {
     // A private manager whose local shells start from the given environment.
     let own: EnvironmentManager | undefined;
     const env = options.env;
-    environments = () => (own ??= new EnvironmentManager({ factories: [createLocalFactory({ env })] }));
-  } else environments = getEnvironmentManager;
+    environments = async () => {
+      if (own === undefined) {
+        const [{ EnvironmentManager }, { createLocalFactory }] = await Promise.all([import("../environments/manager.js"), import("../environments/local.js")]);
+        own ??= new EnvironmentManager({ factories: [createLocalFactory({ env })] });
+      }
+      return own;
+    };
+  } else environments = async () => (await import("../environments/manager.js")).getEnvironmentManager();
 
   return async function terminal(args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
     let command: string;
@@ -222,7 +227,7 @@ export function createTerminalHandler(options: TerminalHandlerOptions = {}) {
     let environment: Environment | undefined;
     if (options.runner === undefined) {
       try {
-        environment = await environments().get(ctx?.taskId ?? DEFAULT_TASK);
+        environment = await (await environments()).get(ctx?.taskId ?? DEFAULT_TASK);
       } catch (err) {
         return errorResult(`Could not start the terminal environment: ${(err as Error).message}`);
       }
@@ -238,7 +243,7 @@ export function createTerminalHandler(options: TerminalHandlerOptions = {}) {
       }
     }
 
-    const decision = await gate().check(command, { sessionId: ctx?.sessionId ?? DEFAULT_SESSION, backend, signal: ctx?.signal });
+    const decision = await (await gate()).check(command, { sessionId: ctx?.sessionId ?? DEFAULT_SESSION, backend, signal: ctx?.signal });
     if (!decision.allowed) {
       const result: TerminalToolResult = { output: "", exit_code: -1, error: decision.reason, status: "blocked" };
       return JSON.stringify(result);
