@@ -27,7 +27,7 @@ import {
   type DockerEnvironmentOptions,
 } from "../src/environments/docker.js";
 import { dockerUnavailableReason } from "../src/environments/docker-cli.js";
-import { buildRunScript, parseTrailer, trailerTag, TrailerFilter } from "../src/environments/docker-scripts.js";
+import { buildRunScript, parseTrailer, trailerTag, TrailerFilter } from "../src/environments/sandbox-scripts.js";
 import { statePaths } from "../src/environments/shell-state.js";
 import type { ExecOptions } from "../src/environments/types.js";
 import { environmentContract } from "./support/environment-contract.js";

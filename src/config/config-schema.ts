@@ -58,6 +58,16 @@ export interface TerminalConfig {
   cwd?: string;
   /** Seconds an unused task environment is kept before it is closed (0: never). Built-in default 600. */
   idleTimeoutSeconds?: number;
+  /**
+   * Each backend's own options, as written (snake_case keys), checked by the
+   * backend when it creates a task's environment (docs/backends/<name>.md).
+   */
+  ssh?: Record<string, unknown>;
+  docker?: Record<string, unknown>;
+  singularity?: Record<string, unknown>;
+  modal?: Record<string, unknown>;
+  daytona?: Record<string, unknown>;
+  vercelSandbox?: Record<string, unknown>;
 }
 
 /** `approvals.allowlist[n]`: one approval kept for good (scope `always`). Fields as written in the file. */
@@ -159,6 +169,8 @@ export const ConfigTypes = {
   positiveInteger: scalarType("a positive integer", (v) => Number.isSafeInteger(v) && (v as number) > 0),
   positiveNumber: scalarType("a positive number", (v) => isNumber(v) && v > 0),
   nonNegativeNumber: scalarType("a non-negative number", (v) => isNumber(v) && v >= 0),
+  /** A mapping whose keys are checked elsewhere (a backend's own options). */
+  mapping: scalarType("a mapping", (v) => isPlainObject(v)),
   stringList: {
     expected: "a list of strings",
     check(value) {
@@ -324,6 +336,12 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
     type: ConfigTypes.nonNegativeNumber,
     description: "Close a task's environment after this long unused (0: never; default 600).",
   },
+  // Each backend's options; the backend checks their keys when it starts a task (docs/backends/).
+  ...["ssh", "docker", "singularity", "modal", "daytona", "vercel_sandbox"].map((backend) => ({
+    path: `terminal.${backend}`,
+    type: ConfigTypes.mapping,
+    description: `Options of the ${backend} backend (docs/backends/${backend.replace("_", "-")}.md).`,
+  })),
   // approvals: the dangerous-command approval flow (docs/approvals.md)
   {
     path: "approvals.mode",

@@ -16,7 +16,7 @@
  *   just the local client, and the result waits until that is done.
  * - `close` removes the container (`docker rm -f`); idempotent.
  *
- * The scripts run inside the container are in `docker-scripts.ts`; the CLI
+ * The scripts run inside the container are in `sandbox-scripts.ts`; the CLI
  * plumbing and the availability check in `docker-cli.ts`.
  */
 
@@ -35,7 +35,7 @@ import {
   type DockerCliOptions,
   type DockerCommandResult,
 } from "./docker-cli.js";
-import { buildInitScript, buildKillScript, buildRunScript, parseTrailer, trailerTag, TrailerFilter } from "./docker-scripts.js";
+import { buildInitScript, buildKillScript, buildRunScript, parseTrailer, trailerTag, TrailerFilter } from "./sandbox-scripts.js";
 import { statePaths, wrapCommand, type ShellStatePaths } from "./shell-state.js";
 import type { Environment, EnvironmentFactory, ExecOptions, ExecResult } from "./types.js";
 

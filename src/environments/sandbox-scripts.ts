@@ -1,5 +1,6 @@
 /**
- * The bash scripts the docker backend runs inside its container, and the
+ * The bash scripts the docker backend (and every sandbox backend, see
+ * `sandbox-environment.ts`) runs inside its container, and the
  * stream filter that takes the working directory back out of a command's output.
  *
  * One command is one `docker exec <id> bash -c RUN bash COMMAND`:
