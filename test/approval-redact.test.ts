@@ -2,7 +2,7 @@
 
 import { describe, expect, it } from "vitest";
 
-import { containsSecret, redactSecrets } from "../src/approval/flow/redact.js";
+import { containsSecret, redactSecrets } from "../src/redaction/redact.js";
 
 describe("redactSecrets", () => {
   it("hides vendor keys", () => {

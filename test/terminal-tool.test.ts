@@ -114,6 +114,29 @@ describe("terminal handler", () => {
     expect(head!.length).toBe(DEFAULT_MAX_OUTPUT_CHARS * 0.2);
   });
 
+  it("redacts secrets in the output before the model sees them", async () => {
+    const home = mkdtempSync(join(tmpdir(), "mibyan-terminal-home-"));
+    const previous = process.env.MIBYAN_HOME;
+    process.env.MIBYAN_HOME = home;
+    try {
+      const secrets = "OPENAI_API_KEY=sk-proj-abcdefghijklmnop1234 ghp_abcdefghijklmnopqrstuvwxyz0123 Authorization: Bearer abcdefgh12345678";
+      const printIt = { command: `printf '%s\\n' '${secrets}'` };
+      const r = await call(printIt);
+      expect(r.exit_code).toBe(0);
+      expect(r.output).toBe("OPENAI_API_KEY=[REDACTED] [REDACTED] Authorization: Bearer [REDACTED]\n");
+      // Switched off in config.yaml (read at each call) the output is as printed...
+      writeFileSync(join(home, "config.yaml"), "terminal:\n  redact_output: false\n");
+      expect((await call(printIt)).output).toBe(`${secrets}\n`);
+      // ... and an explicit option wins over the config.
+      const strict = createTerminalHandler({ redactOutput: true });
+      expect((JSON.parse(await strict(printIt, ctx())) as Parsed).output).not.toContain("sk-proj");
+    } finally {
+      if (previous === undefined) delete process.env.MIBYAN_HOME;
+      else process.env.MIBYAN_HOME = previous;
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
   it("honours a custom cap through createTerminalHandler", async () => {
     const handler = createTerminalHandler({ maxOutputChars: 100 });
     const r = JSON.parse(await handler({ command: "seq 1 1000" }, ctx())) as Parsed;

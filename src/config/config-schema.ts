@@ -58,6 +58,8 @@ export interface TerminalConfig {
   cwd?: string;
   /** Seconds an unused task environment is kept before it is closed (0: never). Built-in default 600. */
   idleTimeoutSeconds?: number;
+  /** Replace secrets in command output before the model sees it. Default true. */
+  redactOutput?: boolean;
   /**
    * Each backend's own options, as written (snake_case keys), checked by the
    * backend when it creates a task's environment (docs/backends/<name>.md).
@@ -335,6 +337,11 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
     path: "terminal.idle_timeout_seconds",
     type: ConfigTypes.nonNegativeNumber,
     description: "Close a task's environment after this long unused (0: never; default 600).",
+  },
+  {
+    path: "terminal.redact_output",
+    type: ConfigTypes.boolean,
+    description: "Replace secrets (API keys, tokens, passwords, private keys) in command output with [REDACTED] (default true).",
   },
   // Each backend's options; the backend checks their keys when it starts a task (docs/backends/).
   ...["ssh", "docker", "singularity", "modal", "daytona", "vercel_sandbox"].map((backend) => ({

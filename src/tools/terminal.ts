@@ -30,6 +30,8 @@ import type { EnvironmentManager } from "../environments/manager.js";
 import type { Environment, EnvironmentProvider } from "../environments/types.js";
 import { registry } from "../registry/singleton.js";
 import type { FunctionSchema, ToolContext } from "../registry/types.js";
+import { getConfig } from "../config/load-config.js";
+import { redactSecrets } from "../redaction/redact.js";
 import { cleanTerminalOutput } from "../terminal/ansi.js";
 import type { CommandRunner, RunResult } from "../terminal/local-runner.js";
 import { killedStatus, parseTimeoutSeconds, type TimeoutLimits } from "../terminal/tool-timeout.js";
@@ -111,6 +113,12 @@ export interface TerminalHandlerOptions {
   maxOutputChars?: number;
   /** The environment the `local` backend's shells start from. Default: the current process's. */
   env?: () => NodeJS.ProcessEnv;
+  /**
+   * Replace secrets in the output (API keys, tokens, passwords, private keys)
+   * with `[REDACTED]` before the model sees them. Default: config
+   * `terminal.redact_output` (default true), read at each call.
+   */
+  redactOutput?: boolean | (() => boolean);
 }
 
 /** Argument errors carry a message meant for the model. */
@@ -177,9 +185,10 @@ async function checkLocalWorkdir(value: string): Promise<void> {
   if (!info.isDirectory()) throw new TerminalArgumentError(`workdir is not a directory: ${value}`);
 }
 
-function formatResult(run: RunResult, timeoutSeconds: number): string {
+function formatResult(run: RunResult, timeoutSeconds: number, redact: boolean): string {
+  const output = cleanTerminalOutput(run.output);
   const result: TerminalToolResult = {
-    output: cleanTerminalOutput(run.output),
+    output: redact ? redactSecrets(output) : output,
     exit_code: run.exitCode,
     error: null,
     ...killedStatus(run, "Command", timeoutSeconds),
@@ -187,11 +196,23 @@ function formatResult(run: RunResult, timeoutSeconds: number): string {
   return JSON.stringify(result);
 }
 
+/** Config `terminal.redact_output`; a config that cannot be read keeps the safe default. */
+function redactByConfig(): boolean {
+  try {
+    return getConfig().config.terminal.redactOutput !== false;
+  } catch {
+    return true;
+  }
+}
+
 /** Builds a terminal handler; the registered tool uses the defaults. */
 export function createTerminalHandler(options: TerminalHandlerOptions = {}) {
   // The gate and the environments load on the first command, not when the tool is listed.
   const gate = options.gate ?? (async () => (await import("../approval/default-gate.js")).getApprovalGate());
   const maxOutputChars = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
+  const redactOption = options.redactOutput;
+  const redactOutput =
+    typeof redactOption === "function" ? redactOption : redactOption !== undefined ? () => redactOption : redactByConfig;
   let environments: () => EnvironmentProvider | Promise<EnvironmentProvider>;
   if (typeof options.environments === "function") environments = options.environments;
   else if (options.environments !== undefined) {
@@ -258,7 +279,7 @@ export function createTerminalHandler(options: TerminalHandlerOptions = {}) {
     } catch (err) {
       return errorResult((err as Error).message);
     }
-    return formatResult(run, timeoutSeconds);
+    return formatResult(run, timeoutSeconds, redactOutput());
   };
 }
 

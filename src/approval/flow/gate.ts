@@ -31,7 +31,7 @@ import { TerminalSurface, hasInteractiveTerminal } from "../surfaces/terminal.js
 import { ConfigAllowlist, type AllowlistStore } from "./allowlist.js";
 import { findDenyRule } from "./deny-rules.js";
 import { approvalId, commandHash, keyOf, keysOf } from "./keys.js";
-import { containsSecret, redactSecrets } from "./redact.js";
+import { containsSecret, redactSecrets } from "../../redaction/redact.js";
 import { approvalSettingsFromConfig, type ApprovalSettings } from "./settings.js";
 import type {
   ApprovalAnswer,

@@ -35,7 +35,7 @@ export {
 export { editConfigFile, writeFileAtomic } from "./config-file.js";
 export { findDenyRule, matchesPrefixPattern, type DenyRule, type DenyRuleHit } from "./deny-rules.js";
 export { approvalId, commandHash, keyOf, keysOf } from "./keys.js";
-export { containsSecret, REDACTED, redactSecrets } from "./redact.js";
+export { containsSecret, REDACTED, redactSecrets } from "../../redaction/redact.js";
 export {
   approvalSettingsFromConfig,
   defaultApprovalSettings,

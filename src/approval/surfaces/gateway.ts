@@ -13,7 +13,7 @@
  */
 
 import { commandHash } from "../flow/keys.js";
-import { redactSecrets } from "../flow/redact.js";
+import { redactSecrets } from "../../redaction/redact.js";
 import { DEFAULT_GATEWAY_TIMEOUT_MS } from "../flow/settings.js";
 import type { ApprovalAnswer, ApprovalRequest, ApprovalScope, ApprovalSurface } from "../flow/types.js";
 import {

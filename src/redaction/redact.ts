@@ -1,8 +1,9 @@
 /**
- * `redactSecrets`: replaces credentials in free text (commands, log lines) with
- * `[REDACTED]`. Best effort and deliberately eager: a log line losing a harmless
- * `-pv` is better than one keeping a password. A later issue grows this into a
- * shared module.
+ * `redactSecrets`: replaces credentials in free text (commands, log lines,
+ * command output) with `[REDACTED]`. Shared by everything that hands text to a
+ * model, a log or a file: the approval flow's logs and prompts, the terminal
+ * tool's output, process receipts. Best effort and deliberately eager: a log
+ * line losing a harmless `-pv` is better than one keeping a password.
  */
 
 export const REDACTED = "[REDACTED]";
