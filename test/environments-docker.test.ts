@@ -17,6 +17,7 @@ import { EnvironmentManager } from "../src/environments/manager.js";
 import {
   DockerEnvironment,
   DockerEnvironmentFactory,
+  defaultDockerOptions,
   dockerFactory,
   dockerOptionsFromConfig,
   dockerOptionsFromEnv,
@@ -132,6 +133,33 @@ describe("docker backend: arguments and configuration", () => {
     expect(dockerOptionsFromConfig(undefined)).toEqual({});
     expect(() => dockerOptionsFromConfig({ mounts: ["nocolon"] })).toThrow(/mounts\[0\]/);
     expect(() => dockerOptionsFromConfig({ image: 3 })).toThrow(/image/);
+  });
+
+  it("reads the terminal.docker section of a real config.yaml, environment variables winning", () => {
+    const home = mkdtempSync(join(tmpdir(), "mibyan-docker-config-"));
+    const previous = process.env.MIBYAN_HOME;
+    process.env.MIBYAN_HOME = home;
+    try {
+      writeFileSync(
+        join(home, "config.yaml"),
+        ["terminal:", "  backend: docker", "  docker:", "    image: localhost/from-config:1", "    network: bridge", "    pids_limit: 64", "    mounts: ['/srv/data:/data:ro']", ""].join("\n"),
+      );
+      expect(defaultDockerOptions({})).toEqual({
+        image: "localhost/from-config:1",
+        network: "bridge",
+        pidsLimit: 64,
+        mounts: [{ source: "/srv/data", target: "/data", readOnly: true }],
+      });
+      expect(defaultDockerOptions({ MIBYAN_DOCKER_IMAGE: "localhost/from-env:2" }).image).toBe("localhost/from-env:2");
+      expect(dockerFactory.options.image).toBe(process.env.MIBYAN_DOCKER_IMAGE ?? "localhost/from-config:1");
+      // A malformed section makes the backend unavailable, naming the key.
+      writeFileSync(join(home, "config.yaml"), "terminal:\n  docker:\n    pids_limit: lots\n");
+      expect(() => defaultDockerOptions({})).toThrow(/terminal\.docker\.pids_limit/);
+    } finally {
+      if (previous === undefined) delete process.env.MIBYAN_HOME;
+      else process.env.MIBYAN_HOME = previous;
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 
   it("reads MIBYAN_DOCKER_* variables and camelCase keys", () => {

@@ -37,6 +37,7 @@ import {
 } from "./docker-cli.js";
 import { buildInitScript, buildKillScript, buildRunScript, parseTrailer, trailerTag, TrailerFilter } from "./sandbox-scripts.js";
 import { statePaths, wrapCommand, type ShellStatePaths } from "./shell-state.js";
+import { backendConfigSection } from "./backend-config.js";
 import type { Environment, EnvironmentFactory, ExecOptions, ExecResult } from "./types.js";
 
 export { dockerUnavailableReason, resetDockerAvailability } from "./docker-cli.js";
@@ -390,12 +391,18 @@ export function createDockerFactory(options: DockerEnvironmentOptions | (() => D
 }
 
 /**
- * The docker backend as the registry loads it: options from `MIBYAN_DOCKER_*`
- * environment variables (see `dockerOptionsFromEnv`), read for every new task;
- * without any, image `debian:stable-slim` and the hardened defaults, `DOCKER_HOST`
- * from the environment.
+ * The options the registry's `dockerFactory` uses, read for every new task: the
+ * `terminal.docker` section of config.yaml (`dockerOptionsFromConfig`), with any
+ * `MIBYAN_DOCKER_*` environment variable (`dockerOptionsFromEnv`) taking
+ * precedence; without either, image `debian:stable-slim` and the hardened
+ * defaults, `DOCKER_HOST` from the environment.
  */
-export const dockerFactory: DockerEnvironmentFactory = createDockerFactory(() => dockerOptionsFromEnv());
+export function defaultDockerOptions(env: NodeJS.ProcessEnv = process.env): DockerEnvironmentOptions {
+  return { ...dockerOptionsFromConfig(backendConfigSection("docker")), ...dockerOptionsFromEnv(env) };
+}
+
+/** The docker backend as the registry loads it (options from `defaultDockerOptions`). */
+export const dockerFactory: DockerEnvironmentFactory = createDockerFactory(() => defaultDockerOptions());
 
 /**
  * Options from the environment: `MIBYAN_DOCKER_IMAGE`, `_NETWORK`, `_MEMORY`,

@@ -27,7 +27,6 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 
 import type { BackendInfo } from "../approval/flow/types.js";
-import { getConfig } from "../config/load-config.js";
 import { ABORT_EXIT_CODE, DEFAULT_PIPE_DRAIN_MS, spawnGroup } from "../terminal/process-group.js";
 import {
   DEFAULT_CONNECT_TIMEOUT_SECONDS,
@@ -49,6 +48,7 @@ import {
   type HostKeyChecking,
   type SshOptions,
 } from "./ssh-command.js";
+import { backendConfigSection } from "./backend-config.js";
 import type { Environment, EnvironmentFactory, ExecOptions, ExecResult } from "./types.js";
 
 export { DEFAULT_CONNECT_TIMEOUT_SECONDS, DEFAULT_CONTROL_PERSIST_SECONDS, type HostKeyChecking, type SshOptions } from "./ssh-command.js";
@@ -482,15 +482,7 @@ export function createSshFactory(options: SshOptions | (() => SshOptions)): Envi
  * `MIBYAN_SSH_*` environment variable (`sshOptionsFromEnv`) taking precedence.
  */
 export function defaultSshOptions(env: NodeJS.ProcessEnv = process.env): SshOptions {
-  let section: Record<string, unknown> | undefined;
-  try {
-    const document = getConfig().document as { terminal?: { ssh?: unknown } } | undefined;
-    const ssh = document?.terminal?.ssh;
-    if (ssh !== null && typeof ssh === "object" && !Array.isArray(ssh)) section = ssh as Record<string, unknown>;
-  } catch {
-    // An unreadable config.yaml is reported where it is loaded for the rest of the runtime.
-  }
-  return { ...sshOptionsFromConfig(section), ...sshOptionsFromEnv(env) };
+  return { ...sshOptionsFromConfig(backendConfigSection("ssh")), ...sshOptionsFromEnv(env) };
 }
 
 /** The ssh backend as the registry loads it (options from `defaultSshOptions`). */

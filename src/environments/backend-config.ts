@@ -1,0 +1,25 @@
+/**
+ * A backend's own section of config.yaml (`terminal.ssh`, `terminal.docker`,
+ * `terminal.vercel_sandbox`, ...), as written (snake_case keys). Each backend
+ * parses and checks its section itself when it creates an environment, so the
+ * runtime's config schema only knows that the section is a mapping.
+ */
+
+import { getConfig } from "../config/load-config.js";
+
+/**
+ * The `terminal.<backend>` mapping of the current config.yaml, or undefined
+ * when there is none. A config file that cannot be read is reported where the
+ * rest of the runtime loads it; here it counts as "no section".
+ */
+export function backendConfigSection(backend: string): Record<string, unknown> | undefined {
+  let terminal: unknown;
+  try {
+    terminal = (getConfig().document as { terminal?: unknown } | undefined)?.terminal;
+  } catch {
+    return undefined;
+  }
+  if (terminal === null || typeof terminal !== "object" || Array.isArray(terminal)) return undefined;
+  const section = (terminal as Record<string, unknown>)[backend];
+  return section !== null && typeof section === "object" && !Array.isArray(section) ? (section as Record<string, unknown>) : undefined;
+}
