@@ -36,7 +36,7 @@ import {
   type DockerCommandResult,
 } from "./docker-cli.js";
 import { buildInitScript, buildKillScript, buildRunScript, parseTrailer, trailerTag, TrailerFilter } from "./sandbox-scripts.js";
-import { statePaths, wrapCommand, type ShellStatePaths } from "./shell-state.js";
+import { statePaths, wrapCommand, wrapOptionsFor, type ShellStatePaths } from "./shell-state.js";
 import { backendConfigSection } from "./backend-config.js";
 import type { Environment, EnvironmentFactory, ExecOptions, ExecResult } from "./types.js";
 
@@ -249,7 +249,7 @@ export class DockerEnvironment implements Environment {
     }
     const runId = `${process.pid}-${++runCounter}-${randomBytes(4).toString("hex")}`;
     const nonce = randomBytes(12).toString("hex");
-    const inner = wrapCommand(this.paths, options.cwd === undefined ? { initialCwd: this.initialCwd } : { initialCwd: this.initialCwd, cwdOverride: options.cwd });
+    const inner = wrapCommand(this.paths, wrapOptionsFor(this.initialCwd, options));
     const script = buildRunScript({ stateDir: this.stateDir, runId, paths: this.paths, inner, nonce });
     const argv = [dockerBinary(this.cli), "exec", this.containerId, "bash", "-c", script, "bash", command];
 

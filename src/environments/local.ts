@@ -24,7 +24,7 @@ import type { BackendInfo } from "../approval/flow/types.js";
 import { expandTilde } from "../config/home.js";
 import { getConfig } from "../config/load-config.js";
 import { ABORT_EXIT_CODE, spawnGroup } from "../terminal/process-group.js";
-import { statePaths, wrapCommand, type ShellStatePaths } from "./shell-state.js";
+import { statePaths, wrapCommand, wrapOptionsFor, type ShellStatePaths } from "./shell-state.js";
 import type { Environment, EnvironmentFactory, ExecOptions, ExecResult } from "./types.js";
 
 export interface LocalEnvironmentOptions {
@@ -145,7 +145,7 @@ export class LocalEnvironment implements Environment {
   async exec(command: string, options: ExecOptions): Promise<ExecResult> {
     if (this.#closed) throw new Error(`The local environment of task ${JSON.stringify(this.taskId)} is closed.`);
     if (options.signal?.aborted) return abortedResult();
-    const script = wrapCommand(this.#paths, { initialCwd: this.initialCwd, cwdOverride: options.cwd });
+    const script = wrapCommand(this.#paths, wrapOptionsFor(this.initialCwd, options));
     // One signal for the caller's abort and `close()`, unlinked again when the run ends.
     const controller = new AbortController();
     const forward = () => controller.abort();

@@ -30,7 +30,7 @@ import { CappedOutput } from "../terminal/output-buffer.js";
 import { ABORT_EXIT_CODE, DEFAULT_KILL_GRACE_MS, DEFAULT_PIPE_DRAIN_MS, TIMEOUT_EXIT_CODE } from "../terminal/process-group.js";
 import { buildInitScript, buildKillScript, buildRunScript, parseTrailer, trailerTag, TrailerFilter } from "./sandbox-scripts.js";
 import type { SandboxCommandEnd, SandboxTransport } from "./sandbox-transport.js";
-import { statePaths, wrapCommand, type ShellStatePaths } from "./shell-state.js";
+import { statePaths, wrapCommand, wrapOptionsFor, type ShellStatePaths } from "./shell-state.js";
 import type { Environment, EnvironmentFactory, ExecOptions, ExecResult } from "./types.js";
 
 export interface SandboxEnvironmentOptions {
@@ -142,7 +142,7 @@ export class SandboxEnvironment implements Environment {
     }
     const runId = `${process.pid}-${++runCounter}-${randomBytes(4).toString("hex")}`;
     const nonce = randomBytes(12).toString("hex");
-    const inner = wrapCommand(this.paths, options.cwd === undefined ? { initialCwd: this.initialCwd } : { initialCwd: this.initialCwd, cwdOverride: options.cwd });
+    const inner = wrapCommand(this.paths, wrapOptionsFor(this.initialCwd, options));
     const script = buildRunScript({ stateDir: this.stateDir, runId, paths: this.paths, inner, nonce });
 
     const output = new CappedOutput(options.maxOutputChars, { headRatio: options.headRatio ?? 0.2 });

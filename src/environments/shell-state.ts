@@ -206,6 +206,17 @@ __mibyan_cmd=$1
 set --`;
 
 /**
+ * The `WrapCommandOptions` of one `Environment.exec` call: the task's initial
+ * directory, and the call's own `cwd` and `saveState`.
+ */
+export function wrapOptionsFor(initialCwd: string, options: { cwd?: string; saveState?: boolean }): WrapCommandOptions {
+  const wrap: WrapCommandOptions = { initialCwd };
+  if (options.cwd !== undefined) wrap.cwdOverride = options.cwd;
+  if (options.saveState === false) wrap.saveState = false;
+  return wrap;
+}
+
+/**
  * The bash script that runs `command` in the task's state. `initialCwd` is used
  * while the task has no state yet; `cwdOverride` runs this one command
  * elsewhere without moving the task. The user's command is passed as `$1` of

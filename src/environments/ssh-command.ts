@@ -11,7 +11,7 @@
  * arguments (the `$1` of the wrapper), never spliced into a script's text.
  */
 
-import { shellQuote, statePaths, wrapCommand } from "./shell-state.js";
+import { shellQuote, statePaths, wrapCommand, type WrapCommandOptions } from "./shell-state.js";
 
 /** How strictly the server's host key is checked (OpenSSH's `StrictHostKeyChecking`). */
 export type HostKeyChecking = "yes" | "accept-new" | "no";
@@ -195,7 +195,7 @@ export function runFiles(stateDir: string, runId: string): { pidFile: string; ki
  * sshd starts every session in a new session and process group (setsid) and the
  * remote line `exec`s this bash, so the group holds exactly this command's tree.
  */
-export function runScript(stateDir: string, runId: string, options: { initialCwd: string; cwdOverride?: string }): string {
+export function runScript(stateDir: string, runId: string, options: WrapCommandOptions): string {
   const paths = statePaths(stateDir);
   const { pidFile, killFile } = runFiles(stateDir, runId);
   const inner = wrapCommand(paths, options);

@@ -48,6 +48,7 @@ import {
   type HostKeyChecking,
   type SshOptions,
 } from "./ssh-command.js";
+import { wrapOptionsFor } from "./shell-state.js";
 import { backendConfigSection } from "./backend-config.js";
 import type { Environment, EnvironmentFactory, ExecOptions, ExecResult } from "./types.js";
 
@@ -217,10 +218,7 @@ export class SshEnvironment implements Environment {
 
   private async runCommand(runId: string, run: RunningCommand, command: string, options: ExecOptions): Promise<ExecResult> {
     const sideFile = join(this.controlDir, `run-${runId}.err`);
-    const script = runScript(this.stateDir, runId, {
-      initialCwd: this.initialCwd,
-      ...(options.cwd !== undefined ? { cwdOverride: options.cwd } : {}),
-    });
+    const script = runScript(this.stateDir, runId, wrapOptionsFor(this.initialCwd, options));
     const sshArgv = sshRunArgv(this.binary, this.options, this.controlDir, remoteBash(script, [command]));
     const argv = ["/bin/sh", "-c", SIDE_CHANNEL_LAUNCHER, "sh", sideFile, ...sshArgv];
 

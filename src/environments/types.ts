@@ -23,6 +23,14 @@ export interface ExecOptions {
    * error, exit code 1) without running it.
    */
   cwd?: string;
+  /**
+   * Save what the command changes (working directory, exported variables) for
+   * the task's next command. Default true. `false` runs in the task's state
+   * without touching it: the runtime's own helper commands (file tools,
+   * background-process bookkeeping) use it, so that they can run while a
+   * command of the task runs without overwriting what that command saves.
+   */
+  saveState?: boolean;
 }
 
 /** What a command produced; the same shape on every backend. */

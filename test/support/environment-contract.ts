@@ -188,6 +188,17 @@ export function environmentContract(
       await exec(e, `rm -rf ${home} ${other}`, { cwd: "/" });
     });
 
+    it("runs a helper command in the task's state without changing it (saveState: false)", { timeout: testTimeout }, async () => {
+      const e = await env();
+      const dir = await scratchDir(e);
+      await exec(e, `cd ${dir}; export MIBYAN_CONTRACT_KEEP=before`);
+      const r = await exec(e, 'pwd; echo "$MIBYAN_CONTRACT_KEEP"; cd /; export MIBYAN_CONTRACT_KEEP=after', { saveState: false });
+      expect(r.output).toBe(`${dir}\nbefore\n`);
+      expect((await exec(e, 'pwd; echo "$MIBYAN_CONTRACT_KEEP"')).output).toBe(`${dir}\nbefore\n`);
+      expect(e.cwd).toBe(dir);
+      await exec(e, `rm -rf ${dir}`, { cwd: "/" });
+    });
+
     it("falls back when the task's directory was deleted", { timeout: testTimeout }, async () => {
       const a = await env();
       const dir = await scratchDir(a);
