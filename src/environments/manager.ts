@@ -140,6 +140,20 @@ export class ManagedEnvironment implements Environment {
     }
   }
 
+  /**
+   * Counts as in use (never idle) until the returned function is called, as a
+   * running command does. Calling it more than once releases once.
+   */
+  hold(): () => void {
+    this.#onStart();
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.#onEnd();
+    };
+  }
+
   /** Closes the environment and removes it from its manager. */
   close(): Promise<void> {
     return this.#close();

@@ -65,6 +65,12 @@ export interface Environment {
    * still open at exit is simply abandoned.
    */
   disposeSync?(): void;
+  /**
+   * Optional: keeps the environment from being closed as idle until the
+   * returned function is called (a background process runs in it). The
+   * manager's environments have it.
+   */
+  hold?(): () => void;
 }
 
 /** Creates environments of one backend. */

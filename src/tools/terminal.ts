@@ -17,8 +17,10 @@
  * environment's isolation (`backend: env.isolation`); a refused command comes
  * back with `"status": "blocked"` and the reason.
  *
- * Later work slots in here: PTY mode and background processes (what
- * `timeout` > 600 points to).
+ * `pty: true` runs the command on a pseudo-terminal inside the environment
+ * (src/terminal/pty-command.ts); `background: true` hands it to the process
+ * registry (src/process/) and returns its id at once; the `process` tool
+ * (src/tools/process.ts) manages it from there.
  */
 
 import { stat } from "node:fs/promises";
@@ -28,12 +30,14 @@ import type { ApprovalGate } from "../approval/flow/gate.js";
 import type { BackendInfo } from "../approval/flow/types.js";
 import type { EnvironmentManager } from "../environments/manager.js";
 import type { Environment, EnvironmentProvider } from "../environments/types.js";
+import type { ProcessRegistry } from "../process/process-registry.js";
 import { registry } from "../registry/singleton.js";
 import type { FunctionSchema, ToolContext } from "../registry/types.js";
 import { getConfig } from "../config/load-config.js";
 import { redactSecrets } from "../redaction/redact.js";
 import { cleanTerminalOutput } from "../terminal/ansi.js";
 import type { CommandRunner, RunResult } from "../terminal/local-runner.js";
+import { ptyCommand } from "../terminal/pty-command.js";
 import { killedStatus, parseTimeoutSeconds, type TimeoutLimits } from "../terminal/tool-timeout.js";
 import { groupDigits } from "../util/format.js";
 
@@ -56,8 +60,8 @@ export const TERMINAL_SCHEMA: FunctionSchema = {
     "Each call runs in a new non-interactive shell with stdin closed, but the task's shell state carries over: the working directory left by `cd` and exported variables (`export`, `unset`) apply to the next call of the same task. Shell options, functions, aliases and non-exported variables do not carry over. Use `workdir` to run one command in another directory without moving the task's working directory.",
     `Output is capped at ${groupDigits(DEFAULT_MAX_OUTPUT_CHARS)} characters: when it is longer, the beginning and the end are kept and the middle is replaced by an omission marker. Narrow large output yourself (grep, head, tail, wc -l, --quiet flags) rather than printing it whole.`,
     `The command and every process it started are killed after \`timeout\` seconds (default ${DEFAULT_TIMEOUT_SECONDS}, maximum ${MAX_FOREGROUND_TIMEOUT_SECONDS}).`,
-    "Do not start long-running or never-ending work in the foreground (servers, file watchers, `tail -f`, `sleep` loops) and do not run interactive programs (editors, REPLs, pagers, prompts waiting for input): they only block until the timeout. Pass non-interactive flags such as `-y`, `--yes`, `--no-pager`, `--no-edit`.",
-    'Returns JSON: {"output": "...", "exit_code": 0, "error": null}; on a timeout, a cancellation or a command refused by the safety check it also has "status" ("timeout", "cancelled" or "blocked") and "error" explains what happened; do not try to get a blocked command past the check another way. A non-zero exit_code is not an error of the tool: read the output.',
+    "Do not start long-running or never-ending work in the foreground (servers, file watchers, `tail -f`, `sleep` loops): start it with `background: true` and follow it with the `process` tool. Interactive programs (prompts waiting for input) only block a foreground call until the timeout: pass non-interactive flags such as `-y`, `--yes`, `--no-pager`, `--no-edit`, or start them with `background: true` (and `pty: true` if they need a terminal) and answer with process(action=\"submit\").",
+    'Returns JSON: {"output": "...", "exit_code": 0, "error": null}; on a timeout, a cancellation or a command refused by the safety check it also has "status" ("timeout", "cancelled" or "blocked") and "error" explains what happened; a background start returns {"status": "background", "process_id": "proc_...", "exit_code": null}; do not try to get a blocked command past the check another way. A non-zero exit_code is not an error of the tool: read the output.',
   ].join("\n\n"),
   parameters: {
     type: "object",
@@ -79,6 +83,18 @@ export const TERMINAL_SCHEMA: FunctionSchema = {
         type: "string",
         description: "Absolute path of an existing directory to run this one command in. Defaults to the task's current working directory (where the last `cd` left it).",
       },
+      background: {
+        type: "boolean",
+        description:
+          "Start the command in the background and return at once with a `process_id` (servers, watchers, long builds). It runs until it ends or is killed, with no time limit; manage it with the `process` tool (poll, log, wait, kill, write, submit). It starts in the task's working directory and exported variables, but its own `cd`/`export` do not carry to later calls.",
+        default: false,
+      },
+      pty: {
+        type: "boolean",
+        description:
+          "Run the command in a pseudo-terminal, for programs that need one (they check isatty, print prompts or colours). Enter is a carriage return there. With `background`, answer its prompts later with process(action=\"submit\"). Its own `cd`/`export` do not carry to later calls.",
+        default: false,
+      },
     },
     required: ["command"],
     additionalProperties: false,
@@ -87,9 +103,13 @@ export const TERMINAL_SCHEMA: FunctionSchema = {
 
 export interface TerminalToolResult {
   output: string;
-  exit_code: number;
+  /** `null` for a command started in the background. */
+  exit_code: number | null;
   error: string | null;
-  status?: "timeout" | "cancelled" | "blocked";
+  status?: "timeout" | "cancelled" | "blocked" | "background";
+  /** For `background: true`: the id the `process` tool takes. */
+  process_id?: string;
+  pid?: number;
 }
 
 /** The part of the approval gate the tool uses. */
@@ -119,6 +139,8 @@ export interface TerminalHandlerOptions {
    * `terminal.redact_output` (default true), read at each call.
    */
   redactOutput?: boolean | (() => boolean);
+  /** Where `background: true` registers its processes. Default: the process-wide registry (`getProcessRegistry()`). */
+  processes?: () => ProcessRegistry | Promise<ProcessRegistry>;
 }
 
 /** Argument errors carry a message meant for the model. */
@@ -145,13 +167,20 @@ const TIMEOUT_LIMITS: TimeoutLimits = {
   maxSeconds: MAX_FOREGROUND_TIMEOUT_SECONDS,
   overMax: (seconds) =>
     `timeout of ${seconds} seconds exceeds the maximum of ${MAX_FOREGROUND_TIMEOUT_SECONDS} seconds for a foreground command. ` +
-    "Work that needs longer (servers, watchers, long builds) must be started as a background process instead of in the foreground; " +
+    "Work that needs longer (servers, watchers, long builds) must be started with background=true instead (then use the process tool to follow it); " +
     `otherwise use a timeout of at most ${MAX_FOREGROUND_TIMEOUT_SECONDS}.`,
 };
 
 // C0 controls (including tab, newline, NUL) and DEL.
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
+
+/** An optional boolean argument; models sometimes send "true"/"false" as strings. */
+function parseFlag(value: unknown, name: string): boolean {
+  if (value === undefined || value === null || value === false || value === "false") return false;
+  if (value === true || value === "true") return true;
+  throw new TerminalArgumentError(`${name} must be true or false, got ${JSON.stringify(value)}.`);
+}
 
 /** Checks the form of `workdir`; returns it, or undefined for the task's own directory. */
 function parseWorkdir(value: unknown): string | undefined {
@@ -230,16 +259,23 @@ export function createTerminalHandler(options: TerminalHandlerOptions = {}) {
       return own;
     };
   } else environments = async () => (await import("../environments/manager.js")).getEnvironmentManager();
+  const processes = options.processes ?? (async () => (await import("../process/default-registry.js")).getProcessRegistry());
 
   return async function terminal(args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
     let command: string;
     let timeoutSeconds: number;
     let workdir: string | undefined;
+    let background: boolean;
+    let pty: boolean;
     try {
       const a = args ?? {};
       command = validateCommand(a.command);
-      timeoutSeconds = parseTimeoutSeconds(a.timeout, TIMEOUT_LIMITS, (message) => new TerminalArgumentError(message));
+      background = parseFlag(a.background, "background");
+      pty = parseFlag(a.pty, "pty");
+      // A background process has no time limit: its `timeout` is not checked against the foreground maximum.
+      timeoutSeconds = background ? 0 : parseTimeoutSeconds(a.timeout, TIMEOUT_LIMITS, (message) => new TerminalArgumentError(message));
       workdir = parseWorkdir(a.workdir);
+      if (background && options.runner !== undefined) throw new TerminalArgumentError("background processes are not available with a custom command runner.");
     } catch (err) {
       if (err instanceof TerminalArgumentError) return errorResult(err.message);
       throw err;
@@ -270,12 +306,36 @@ export function createTerminalHandler(options: TerminalHandlerOptions = {}) {
       return JSON.stringify(result);
     }
 
+    if (background) {
+      try {
+        const registry = await processes();
+        const info = await registry.start(environment!, command, {
+          sessionId: ctx?.sessionId ?? DEFAULT_SESSION,
+          pty,
+          ...(workdir !== undefined ? { cwd: workdir } : {}),
+          ...(ctx?.signal ? { signal: ctx.signal } : {}),
+        });
+        const result: TerminalToolResult = {
+          output: "",
+          exit_code: null,
+          error: null,
+          status: "background",
+          process_id: info.id,
+          pid: info.pid,
+        };
+        return JSON.stringify(result);
+      } catch (err) {
+        return errorResult(`Could not start the background process: ${(err as Error).message}`);
+      }
+    }
+
     const limits = { timeoutMs: timeoutSeconds * 1000, signal: ctx?.signal, maxOutputChars, headRatio: OUTPUT_HEAD_RATIO };
+    const line = pty ? ptyCommand(command) : command;
     let run: RunResult;
     try {
       run = environment
-        ? await environment.exec(command, { ...limits, cwd: workdir })
-        : await options.runner!(command, { ...limits, cwd: workdir, env: options.env?.() });
+        ? await environment.exec(line, { ...limits, cwd: workdir })
+        : await options.runner!(line, { ...limits, cwd: workdir, env: options.env?.() });
     } catch (err) {
       return errorResult((err as Error).message);
     }
