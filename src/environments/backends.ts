@@ -69,9 +69,9 @@ export const BACKENDS: Readonly<Record<string, BackendLoader>> = Object.freeze({
   docker: async () => (await import("./docker.js")).dockerFactory,
   ssh: async () => (await import("./ssh.js")).sshFactory,
   singularity: byConvention("singularity", "singularity", "singularityFactory"),
-  modal: byConvention("modal", "modal", "modalFactory"),
+  modal: async () => (await import("./modal.js")).modalFactory,
   daytona: byConvention("daytona", "daytona", "daytonaFactory"),
-  vercel_sandbox: byConvention("vercel_sandbox", "vercel-sandbox", "vercelSandboxFactory"),
+  vercel_sandbox: async () => (await import("./vercel-sandbox.js")).vercelSandboxFactory,
 });
 
 /** The backend names of `BACKENDS`, for messages and docs. */

@@ -198,6 +198,8 @@ export class ModalSandboxTransport implements SandboxTransport {
     } catch (err) {
       throw modalFailure(`starting ${argv[0]} in ${this.description}`, err, this.redact);
     }
+    // Closed while the exec was being started: the sandbox (and the program) is gone.
+    if (this.closing) throw new Error(`${this.description} was terminated`);
     return this.follow(proc, onOutput);
   }
 

@@ -263,7 +263,7 @@ export function modalOptionsFromConfig(raw: Record<string, unknown> | undefined)
     const vars: Record<string, string> = {};
     for (const [name, value] of Object.entries(env as Record<string, unknown>)) {
       if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) fail("env", `has an invalid variable name: ${JSON.stringify(name)}`);
-      if (value === null || typeof value === "object") fail("env", `.${name} must be a string, number or boolean`);
+      if (value === null || typeof value === "object") fail(`env.${name}`, "must be a string, number or boolean");
       vars[name] = String(value);
     }
     options.env = vars;

@@ -286,11 +286,12 @@ export function environmentContract(
 
     it("kills a running command when closed", { timeout: testTimeout }, async () => {
       const e = await env();
-      const pending = exec(e, "sleep 30");
+      // Handled from the start: a backend may reject it while close() is still busy.
+      const pending = exec(e, "sleep 30").catch((err: unknown) => err);
       await new Promise((r) => setTimeout(r, 300));
       const started = Date.now();
       await e.close();
-      const r = await pending.catch((err: unknown) => err);
+      const r = await pending;
       expect(Date.now() - started).toBeLessThan(10_000);
       if (!(r instanceof Error)) expect((r as ExecResult).exitCode).not.toBe(0);
     });
