@@ -32,6 +32,7 @@ import { buildRunScript, parseTrailer, trailerTag, TrailerFilter } from "../src/
 import { statePaths } from "../src/environments/shell-state.js";
 import type { ExecOptions } from "../src/environments/types.js";
 import { environmentContract } from "./support/environment-contract.js";
+import { processContract } from "./support/process-contract.js";
 import { HOW_TO_RUN, prepareDockerTestEngine } from "./support/podman.js";
 
 const base: ExecOptions = { timeoutMs: 20_000, maxOutputChars: 100_000 };
@@ -586,6 +587,11 @@ describeEngine("docker backend against a real engine", () => {
 
 // The behaviours every backend shares, over docker (fresh containers per test).
 environmentContract(
+  "docker",
+  (taskId) => new DockerEnvironmentFactory(engine.ok ? { image: engine.image, cliEnv: { ...process.env, DOCKER_HOST: engine.host } } : {}).create(taskId),
+  { ...(engine.ok ? {} : { skip: engine.reason }), testTimeoutMs: 60_000 },
+);
+processContract(
   "docker",
   (taskId) => new DockerEnvironmentFactory(engine.ok ? { image: engine.image, cliEnv: { ...process.env, DOCKER_HOST: engine.host } } : {}).create(taskId),
   { ...(engine.ok ? {} : { skip: engine.reason }), testTimeoutMs: 60_000 },

@@ -9,11 +9,14 @@ import { describe, expect, it } from "vitest";
 import { SandboxEnvironment, createSandboxFactory } from "../src/environments/sandbox-environment.js";
 import type { SandboxTransport } from "../src/environments/sandbox-transport.js";
 import { environmentContract } from "./support/environment-contract.js";
+import { processContract } from "./support/process-contract.js";
 import { ProcessTransport } from "./support/process-transport.js";
 
 const base = { timeoutMs: 20_000, maxOutputChars: 100_000 };
 
 environmentContract("sandbox (local process transport)", (taskId) => SandboxEnvironment.create(taskId, new ProcessTransport(taskId), { backend: "test_sandbox" }));
+
+processContract("sandbox (local process transport)", (taskId) => SandboxEnvironment.create(taskId, new ProcessTransport(taskId), { backend: "test_sandbox" }));
 
 environmentContract("sandbox (transport without exit codes)", (taskId) => {
   const transport = new ProcessTransport(taskId);

@@ -23,6 +23,7 @@ import { BACKENDS } from "../src/environments/backends.js";
 import { EnvironmentManager } from "../src/environments/manager.js";
 import type { ExecOptions } from "../src/environments/types.js";
 import { environmentContract } from "./support/environment-contract.js";
+import { processContract } from "./support/process-contract.js";
 import { HOW_TO_RUN_SSH_TESTS, privateSshdProblem, startPrivateSshd, targetFromEnv, type SshTestTarget } from "./support/sshd.js";
 
 const EXEC: ExecOptions = { timeoutMs: 15_000, maxOutputChars: 100_000 };
@@ -141,6 +142,9 @@ function targetOptions(overrides: Partial<SshOptions> = {}): SshOptions {
 environmentContract("ssh", (taskId) => createSshFactory(targetOptions()).create(taskId), {
   ...(skipReason !== undefined ? { skip: skipReason } : {}),
   testTimeoutMs: 30_000,
+});
+processContract("ssh", (taskId) => createSshFactory(targetOptions()).create(taskId), {
+  ...(skipReason !== undefined ? { skip: skipReason } : {}),
 });
 
 describe.skipIf(!canRun)("ssh backend against a real sshd", () => {

@@ -3,7 +3,7 @@
 # busybox-static for the usual commands, plus the host's /bin/bash and the shared
 # libraries it needs (the backend's per-task shell state needs bash).
 #
-#   scripts/ci/build-test-image.sh [IMAGE]      default IMAGE: localhost/mibyan-test:latest
+#   scripts/ci/build-test-image.sh [IMAGE]      default IMAGE: localhost/mibyan-test:2
 #
 # Imports with `podman import` when podman is installed, otherwise with
 # `docker import` (honouring DOCKER_HOST); IMPORT_WITH=docker or IMPORT_WITH=podman
@@ -11,7 +11,7 @@
 # the host.
 set -euo pipefail
 
-image="${1:-localhost/mibyan-test:latest}"
+image="${1:-localhost/mibyan-test:2}"
 
 busybox=""
 for candidate in /bin/busybox /usr/bin/busybox; do
@@ -41,9 +41,19 @@ for applet in $("$busybox" --list); do
   [[ -e "$root/bin/$applet" ]] || ln -s busybox "$root/bin/$applet"
 done
 
-# bash and its shared libraries (and the dynamic loader) at the same paths as on the host.
+# bash, and util-linux `script` (PTY mode), with their shared libraries (and the dynamic
+# loader) at the same paths as on the host.
+script_bin="$(command -v script || true)"
+if [[ -z "$script_bin" ]]; then
+  echo "util-linux script is not installed (apt-get install -y bsdutils)" >&2
+  exit 1
+fi
 cp "$bash_bin" "$root/bin/bash"
-ldd "$bash_bin" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i }' | sort -u | while read -r lib; do
+rm -f "$root/usr/bin/script" "$root/bin/script"
+cp "$(readlink -f "$script_bin")" "$root/usr/bin/script"
+for binary in "$bash_bin" "$script_bin"; do
+  ldd "$binary" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i }'
+done | sort -u | while read -r lib; do
   real="$(readlink -f "$lib")"
   mkdir -p "$root$(dirname "$lib")"
   cp "$real" "$root$lib"

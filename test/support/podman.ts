@@ -11,7 +11,7 @@
  *    `stop()` stops that service.
  * 3. Otherwise the answer says why the tests cannot run and how to make them.
  *
- * The image is `MIBYAN_TEST_DOCKER_IMAGE`, default `localhost/mibyan-test:latest`.
+ * The image is `MIBYAN_TEST_DOCKER_IMAGE`, default `localhost/mibyan-test:2`.
  */
 
 import { spawnSync } from "node:child_process";
@@ -26,7 +26,8 @@ const START_PODMAN = join(ROOT, "scripts", "ci", "start-podman.sh");
 const BUILD_IMAGE = join(ROOT, "scripts", "ci", "build-test-image.sh");
 /** The socket a service started by this test process listens on (one per process: runs may overlap). */
 export const TEST_PODMAN_SOCKET = `/tmp/mibyan-test-podman/podman-${process.pid}.sock`;
-export const DEFAULT_TEST_IMAGE = "localhost/mibyan-test:latest";
+// The tag changes with what the image holds (2: util-linux script for PTY mode), so a stale image is not reused.
+export const DEFAULT_TEST_IMAGE = "localhost/mibyan-test:2";
 
 export const HOW_TO_RUN = [
   "the docker backend tests need a Docker engine and a test image with bash.",
