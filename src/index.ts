@@ -123,3 +123,17 @@ export {
 } from "./environments/manager.js";
 export { LocalEnvironment, createLocalFactory, localFactory } from "./environments/local.js";
 export { BACKENDS, BACKEND_NAMES, BackendNotInstalledError } from "./environments/backends.js";
+export type { SandboxCommand, SandboxCommandEnd, SandboxTransport } from "./environments/sandbox-transport.js";
+export { SandboxEnvironment, createSandboxFactory, type SandboxBackendSpec, type SandboxEnvironmentOptions } from "./environments/sandbox-environment.js";
+
+// Background processes started by `terminal` (background: true) and managed by the `process` tool.
+export {
+  ProcessNotFoundError,
+  ProcessRegistry,
+  ProcessStateError,
+  type ProcessInfo,
+  type ProcessRegistryOptions,
+  type ProcessStatus,
+  type StartProcessOptions,
+} from "./process/process-registry.js";
+export { getProcessRegistry, setProcessRegistry } from "./process/default-registry.js";
