@@ -68,7 +68,7 @@ export const BACKENDS: Readonly<Record<string, BackendLoader>> = Object.freeze({
   local: async () => (await import("./local.js")).localFactory,
   docker: async () => (await import("./docker.js")).dockerFactory,
   ssh: async () => (await import("./ssh.js")).sshFactory,
-  singularity: byConvention("singularity", "singularity", "singularityFactory"),
+  singularity: async () => (await import("./singularity.js")).singularityFactory,
   modal: async () => (await import("./modal.js")).modalFactory,
   daytona: byConvention("daytona", "daytona", "daytonaFactory"),
   vercel_sandbox: async () => (await import("./vercel-sandbox.js")).vercelSandboxFactory,
