@@ -11,6 +11,7 @@ import {
   MAX_FOREGROUND_TIMEOUT_SECONDS,
   TERMINAL_SCHEMA,
   createTerminalHandler,
+  terminalBackendAvailable,
   terminalHandler,
 } from "../src/tools/terminal.js";
 
@@ -77,6 +78,37 @@ describe("terminal tool registration", () => {
     expect(params.properties.timeout?.maximum).toBeUndefined();
     expect(JSON.stringify(params.properties.timeout)).toMatch(/maximum 600/);
     expect(params.properties.workdir?.type).toBe("string");
+  });
+});
+
+describe("terminal availability", () => {
+  it("requires the configured backend's program or credentials", () => {
+    const home = mkdtempSync(join(tmpdir(), "mibyan-terminal-avail-"));
+    const previous = process.env.MIBYAN_HOME;
+    process.env.MIBYAN_HOME = home;
+    try {
+      expect(terminalBackendAvailable({ PATH: "" })).toBe(true);
+      writeFileSync(join(home, "config.yaml"), "terminal:\n  backend: daytona\n");
+      expect(() => terminalBackendAvailable({ PATH: "" })).toThrow("the daytona backend needs credentials: DAYTONA_API_KEY, or DAYTONA_JWT_TOKEN + DAYTONA_ORGANIZATION_ID");
+      expect(terminalBackendAvailable({ DAYTONA_API_KEY: "k" })).toBe(true);
+      writeFileSync(join(home, "config.yaml"), "terminal:\n  backend: vercel_sandbox\n");
+      expect(() => terminalBackendAvailable({ VERCEL_TOKEN: "t" })).toThrow(/VERCEL_TOKEN \+ VERCEL_TEAM_ID \+ VERCEL_PROJECT_ID, or VERCEL_OIDC_TOKEN/);
+      expect(terminalBackendAvailable({ VERCEL_OIDC_TOKEN: "o" })).toBe(true);
+      writeFileSync(join(home, "config.yaml"), "terminal:\n  backend: modal\n");
+      expect(() => terminalBackendAvailable({ MODAL_CONFIG_PATH: join(home, "none.toml") })).toThrow(/MODAL_TOKEN_ID \+ MODAL_TOKEN_SECRET \(or a profile file: .*none\.toml\)/);
+      writeFileSync(join(home, "modal.toml"), "[default]\n");
+      expect(terminalBackendAvailable({ MODAL_CONFIG_PATH: join(home, "modal.toml") })).toBe(true);
+      writeFileSync(join(home, "config.yaml"), "terminal:\n  backend: singularity\n");
+      expect(() => terminalBackendAvailable({ PATH: home })).toThrow("the singularity backend needs apptainer or singularity on PATH");
+      // The registered tool uses it as its availability check.
+      const options = registered[0] as { checkFn: () => boolean };
+      writeFileSync(join(home, "config.yaml"), "terminal:\n  backend: local\n");
+      expect(options.checkFn()).toBe(true);
+    } finally {
+      if (previous === undefined) delete process.env.MIBYAN_HOME;
+      else process.env.MIBYAN_HOME = previous;
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });
 
@@ -197,7 +229,7 @@ describe("terminal handler", () => {
       [
         "timeout above the maximum",
         { command: "true", timeout: MAX_FOREGROUND_TIMEOUT_SECONDS + 1 },
-        /exceeds the maximum of 600 seconds.*background process/,
+        /exceeds the maximum of 600 seconds.*must be started with background=true instead/,
       ],
       ["relative workdir", { command: "true", workdir: "src" }, /workdir must be an absolute path/],
       ["tilde workdir", { command: "true", workdir: "~/x" }, /workdir must be an absolute path/],

@@ -9,8 +9,7 @@
  */
 
 import { execFile, spawnSync } from "node:child_process";
-import { accessSync, constants as fsConstants } from "node:fs";
-import { delimiter, isAbsolute, join } from "node:path";
+import { findExecutable } from "../util/find-executable.js";
 
 /** Where and how to reach the engine. */
 export interface DockerCliOptions {
@@ -76,20 +75,6 @@ export function runDocker(
 export function dockerFailure(what: string, result: DockerCommandResult): string {
   const detail = (result.stderr.trim() || result.stdout.trim() || `exit code ${result.code}`).split("\n").slice(-3).join(" / ");
   return `${what} failed: ${detail}`;
-}
-
-/** Whether `name` resolves to an executable file (on PATH when it has no slash). */
-export function findExecutable(name: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const candidates = name.includes("/") || isAbsolute(name) ? [name] : (env.PATH ?? "").split(delimiter).filter(Boolean).map((dir) => join(dir, name));
-  for (const candidate of candidates) {
-    try {
-      accessSync(candidate, fsConstants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
 }
 
 interface CachedAnswer {

@@ -35,7 +35,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { basename } from "node:path";
 
-import { findExecutable } from "./docker-cli.js";
+import { findExecutable } from "../util/find-executable.js";
 import { SINGULARITY_DEFAULTS, SINGULARITY_SECTION, type SingularityOptions } from "./singularity-options.js";
 
 /** Which CLI it is: they name their variables differently (`APPTAINERENV_` / `SINGULARITYENV_`). */

@@ -22,9 +22,11 @@
 
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { accessSync, constants as fsConstants, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
+import { join } from "node:path";
+
+import { findExecutable } from "../util/find-executable.js";
 
 import type { BackendInfo } from "../approval/flow/types.js";
 import { ABORT_EXIT_CODE, DEFAULT_PIPE_DRAIN_MS, spawnGroup } from "../terminal/process-group.js";
@@ -58,20 +60,6 @@ export { DEFAULT_CONNECT_TIMEOUT_SECONDS, DEFAULT_CONTROL_PERSIST_SECONDS, type 
 const SIDE_CHANNEL_POLL_MS = 100;
 /** Launcher between `spawnGroup` and ssh: ssh's stderr (the side channel) goes to the file in `$1`. */
 const SIDE_CHANNEL_LAUNCHER = 'e=$1; shift; exec "$@" 2>"$e"';
-
-/** Finds `binary` (a path, or a name looked up in PATH); undefined when it is not an executable file. */
-export function findExecutable(binary: string, pathEnv = process.env.PATH ?? ""): string | undefined {
-  const candidates = binary.includes("/") ? [binary] : pathEnv.split(delimiter).filter(Boolean).map((dir) => join(dir, binary));
-  for (const candidate of candidates) {
-    try {
-      accessSync(candidate, fsConstants.X_OK);
-      if (statSync(candidate).isFile()) return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
 
 /** Why the ssh backend cannot be used with these options here, or undefined. */
 export function sshUnavailableReason(options: SshOptions): string | undefined {

@@ -28,6 +28,7 @@ import { isAbsolute } from "node:path";
 
 import type { ApprovalGate } from "../approval/flow/gate.js";
 import type { BackendInfo } from "../approval/flow/types.js";
+import { backendPrerequisiteProblem } from "../environments/backend-prerequisites.js";
 import type { EnvironmentManager } from "../environments/manager.js";
 import type { Environment, EnvironmentProvider } from "../environments/types.js";
 import type { ProcessRegistry } from "../process/process-registry.js";
@@ -343,6 +344,23 @@ export function createTerminalHandler(options: TerminalHandlerOptions = {}) {
   };
 }
 
+/**
+ * The tool's availability: the configured backend's program and credentials
+ * are present (checked without loading the backend). Throws with the reason,
+ * which the registry reports.
+ */
+export function terminalBackendAvailable(env: NodeJS.ProcessEnv = process.env): boolean {
+  let backend = "local";
+  try {
+    backend = getConfig().config.terminal.backend ?? "local";
+  } catch {
+    // An unreadable config.yaml is reported where it is loaded; the tool then fails per call.
+  }
+  const problem = backendPrerequisiteProblem(backend, env);
+  if (problem !== undefined) throw new Error(problem);
+  return true;
+}
+
 /** The handler the registered `terminal` tool uses. */
 export const terminalHandler = createTerminalHandler();
 
@@ -354,6 +372,7 @@ registry.register({
   description: "Run shell commands in the task's environment (local or a sandbox backend; bash, per-task cwd and exported variables, merged output, capped, process-group timeouts).",
   schema: TERMINAL_SCHEMA,
   handler: terminalHandler,
+  checkFn: () => terminalBackendAvailable(),
   // The handler enforces the command's own timeout (and kills the process group);
   // this is only a backstop above the largest allowed timeout, an approval wait and the kill grace.
   timeoutMs: 20 * 60 * 1000,

@@ -19,7 +19,7 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { findExecutable } from "../../src/environments/docker-cli.js";
+import { findExecutable } from "../../src/util/find-executable.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const START_PODMAN = join(ROOT, "scripts", "ci", "start-podman.sh");
