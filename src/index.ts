@@ -122,7 +122,7 @@ export {
   type EnvironmentManagerOptions,
 } from "./environments/manager.js";
 export { LocalEnvironment, createLocalFactory, localFactory } from "./environments/local.js";
-export { BACKENDS, BACKEND_NAMES, BackendNotInstalledError } from "./environments/backends.js";
+export { BACKENDS, BACKEND_NAMES } from "./environments/backends.js";
 export type { SandboxCommand, SandboxCommandEnd, SandboxTransport } from "./environments/sandbox-transport.js";
 export { SandboxEnvironment, createSandboxFactory, type SandboxBackendSpec, type SandboxEnvironmentOptions } from "./environments/sandbox-environment.js";
 

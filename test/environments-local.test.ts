@@ -14,7 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 
 import type { BackendInfo } from "../src/approval/flow/types.js";
 import { clearConfigCache } from "../src/config/load-config.js";
-import { BACKENDS, BackendNotInstalledError, byConvention } from "../src/environments/backends.js";
+import { BACKENDS } from "../src/environments/backends.js";
 import { LocalEnvironment, createLocalFactory, defaultInitialCwd, localFactory } from "../src/environments/local.js";
 import { EnvironmentManager, EnvironmentUnavailableError, getEnvironmentManager, ManagedEnvironment } from "../src/environments/manager.js";
 import { SHELL_STATE_SKIPPED_VARIABLES, shellQuote, statePaths, wrapCommand } from "../src/environments/shell-state.js";
@@ -470,12 +470,6 @@ describe("EnvironmentManager", () => {
     await m.get("t");
     await m.get("u");
     expect(loaded).toEqual(["local"]);
-  });
-
-  it("says when a conventional backend module does not exist", async () => {
-    const loader = byConvention("imaginary", "imaginary-backend", "imaginaryFactory");
-    await expect(loader()).rejects.toBeInstanceOf(BackendNotInstalledError);
-    await expect(loader()).rejects.toThrow('The "imaginary" terminal backend is not part of this build.');
   });
 
   it("closes an idle environment after the idle time, never while it runs a command", async () => {
