@@ -15,6 +15,7 @@ import { getConfig } from "../config/load-config.js";
 import type { ProcessInfo, ProcessRegistry } from "../process/process-registry.js";
 import { redactSecrets } from "../redaction/redact.js";
 import { registry } from "../registry/singleton.js";
+import { sessionIdOf } from "./call-scope.js";
 import type { FunctionSchema, ToolContext } from "../registry/types.js";
 import { cleanTerminalOutput } from "../terminal/ansi.js";
 
@@ -29,7 +30,6 @@ const MAX_LOG_LINES = 2_000;
 const WAIT_OUTPUT_CHARS = 50_000;
 /** Longest input one `write` may send. */
 const MAX_INPUT_CHARS = 64 * 1024;
-const DEFAULT_SESSION = "default";
 
 export const PROCESS_SCHEMA: FunctionSchema = {
   name: "process",
@@ -116,7 +116,7 @@ export function createProcessHandler(options: ProcessHandlerOptions = {}) {
 
   return async function processTool(args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
     const a = args ?? {};
-    const sessionId = ctx?.sessionId ?? DEFAULT_SESSION;
+    const sessionId = sessionIdOf(ctx);
     const action = a.action as ProcessAction;
     if (!PROCESS_ACTIONS.includes(action)) {
       return fail(`action must be one of ${PROCESS_ACTIONS.join(", ")}.`, "invalid_arguments");

@@ -35,6 +35,7 @@ import type { ProcessRegistry } from "../process/process-registry.js";
 import { registry } from "../registry/singleton.js";
 import type { FunctionSchema, ToolContext } from "../registry/types.js";
 import { getConfig } from "../config/load-config.js";
+import { sessionIdOf, taskIdOf } from "./call-scope.js";
 import { redactSecrets } from "../redaction/redact.js";
 import { cleanTerminalOutput } from "../terminal/ansi.js";
 import type { CommandRunner, RunResult } from "../terminal/local-runner.js";
@@ -43,10 +44,6 @@ import { killedStatus, parseTimeoutSeconds, type TimeoutLimits } from "../termin
 import { groupDigits } from "../util/format.js";
 
 export const DEFAULT_TIMEOUT_SECONDS = 180;
-/** Calls without a session share this approval session (session-scoped approvals last for the process). */
-const DEFAULT_SESSION = "default";
-/** Calls without a task share this task's environment (working directory, exported variables). */
-export const DEFAULT_TASK = "default";
 /** What the gate is told for the legacy `runner` option, which runs on this machine. */
 const LOCAL_BACKEND: BackendInfo = { name: "local" };
 export const MAX_FOREGROUND_TIMEOUT_SECONDS = 600;
@@ -285,7 +282,7 @@ export function createTerminalHandler(options: TerminalHandlerOptions = {}) {
     let environment: Environment | undefined;
     if (options.runner === undefined) {
       try {
-        environment = await (await environments()).get(ctx?.taskId ?? DEFAULT_TASK);
+        environment = await (await environments()).get(taskIdOf(ctx));
       } catch (err) {
         return errorResult(`Could not start the terminal environment: ${(err as Error).message}`);
       }
@@ -301,7 +298,7 @@ export function createTerminalHandler(options: TerminalHandlerOptions = {}) {
       }
     }
 
-    const decision = await (await gate()).check(command, { sessionId: ctx?.sessionId ?? DEFAULT_SESSION, backend, signal: ctx?.signal });
+    const decision = await (await gate()).check(command, { sessionId: sessionIdOf(ctx), backend, signal: ctx?.signal });
     if (!decision.allowed) {
       const result: TerminalToolResult = { output: "", exit_code: -1, error: decision.reason, status: "blocked" };
       return JSON.stringify(result);
@@ -311,7 +308,7 @@ export function createTerminalHandler(options: TerminalHandlerOptions = {}) {
       try {
         const registry = await processes();
         const info = await registry.start(environment!, command, {
-          sessionId: ctx?.sessionId ?? DEFAULT_SESSION,
+          sessionId: sessionIdOf(ctx),
           pty,
           ...(workdir !== undefined ? { cwd: workdir } : {}),
           ...(ctx?.signal ? { signal: ctx.signal } : {}),

@@ -1,0 +1,59 @@
+/**
+ * patch's whole operation: read the file (whole, exact bytes), plan the
+ * replacement (replace.ts), ask for approval, write the new content
+ * atomically (write.ts) on the condition that the file still has the MD5 it
+ * had when it was read — so an edit computed from a stale copy (another
+ * command wrote the file while the approval prompt was open, say) is refused
+ * rather than silently overwriting that change — and describe the change as a
+ * unified diff.
+ */
+
+import type { Environment } from "../environments/types.js";
+import type { WriteApproval } from "./approval.js";
+import { unifiedDiff } from "./diff.js";
+import { readWholeText } from "./read.js";
+import { planReplacement } from "./replace.js";
+import { notWritableError, pathsToApprove, writeBytes, writeTarget } from "./write.js";
+
+export interface PatchOptions {
+  approve: WriteApproval;
+  chunkChars?: number;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+export interface PatchResult {
+  path: string;
+  replacements: number;
+  /** 1-based first line of each replacement, in the old file. */
+  lines: number[];
+  diff: string;
+}
+
+export async function patchFile(
+  env: Environment,
+  rawPath: string,
+  oldString: string,
+  newString: string,
+  replaceAll: boolean,
+  options: PatchOptions,
+): Promise<PatchResult> {
+  const file = await readWholeText(env, rawPath, { signal: options.signal, timeoutMs: options.timeoutMs });
+  const plan = planReplacement(file.text, oldString, newString, replaceAll, file.path);
+  const problem = notWritableError(file.described);
+  if (problem) throw problem;
+  await options.approve(pathsToApprove(file.described));
+  const target = writeTarget(file.described);
+  await writeBytes(env, target, Buffer.from(plan.text, "utf8"), {
+    expectMd5: file.md5,
+    chunkChars: options.chunkChars,
+    signal: options.signal,
+    timeoutMs: options.timeoutMs,
+  });
+  return {
+    path: file.path,
+    replacements: plan.edits.length,
+    lines: plan.lines,
+    diff: unifiedDiff(file.text, plan.edits, file.path),
+  };
+}
