@@ -2,9 +2,9 @@
 /**
  * mibyan-tools benchmark harness.
  *
- *   npm run bench                 build, then run every benchmark (~40-60 s), print a table
+ *   npm run bench                 build, then run every benchmark (~1-2 min), print a table
  *   npm run bench -- --json       one JSON object per line instead of the table
- *   npm run bench -- --quick      short run (a few seconds; for smoke tests, figures are rough)
+ *   npm run bench -- --quick      short run (~15 s; for smoke tests, figures are rough)
  *
  * Every figure is a MEDIAN and is reported next to a baseline measured in the
  * same run (the machine is assumed noisy and shared), so the ratios are the
@@ -29,6 +29,7 @@ try {
 }
 const { ToolRegistry, createMemoryLogger, getToolDefinitions, detect, initShellParser } = api;
 const { DANGEROUS_REGEXES, regexDetect } = await import("./regex-baseline.mjs");
+const { benchTerminal } = await import("./terminal.mjs");
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const CLI = path.join(ROOT, "bin", "mibyan.js");
@@ -483,6 +484,8 @@ await benchDispatch();
 await benchDefinitions();
 benchColdStart();
 await benchDetection();
+// 5. terminal: overhead, throughput and memory, concurrency (bench/terminal.mjs)
+results.push(...(await benchTerminal({ quick: QUICK, note })));
 note(`done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 if (JSON_OUTPUT) printJson();
 else printTable();
