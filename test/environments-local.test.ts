@@ -289,6 +289,18 @@ describe("LocalEnvironment", () => {
     await env.close();
   });
 
+  it("keeps what bash prints on stderr before the script merges it (no launcher in between)", async () => {
+    // bash warns about an unknown locale while it starts, before the script's `exec 2>&1`.
+    const env = await LocalEnvironment.create("t", { initialCwd: scratch, env: () => ({ PATH: process.env.PATH, LC_ALL: "xx_YY.nonexistent" }) });
+    const r = await env.exec("echo out; echo err >&2", opts());
+    expect(r.output).toMatch(/setlocale: LC_ALL: cannot change locale/);
+    expect(r.output).toMatch(/out\nerr\n$/);
+    // Printed first, so shown first, although it came on a pipe of its own.
+    expect(r.output.indexOf("setlocale")).toBeLessThan(r.output.indexOf("out\n"));
+    expect(r.exitCode).toBe(0);
+    await env.close();
+  });
+
   it("starts in config terminal.cwd (with ~ expanded), else the current directory", async () => {
     expect(defaultInitialCwd()).toBe(process.cwd());
     const fakeHome = mkdtempSync(path.join(scratch, "home-"));

@@ -2,7 +2,7 @@
  * The `local` backend: every command is a real child process on this machine,
  * `bash -c <wrapCommand(...)> bash <command>` (no login shell, no rc files),
  * supervised by `spawnGroup`: its own process group, stdin closed, stderr merged
- * into stdout, output capped (head and tail), the whole group killed on a
+ * into stdout (by the script's own `exec 2>&1`, no launcher), output capped (head and tail), the whole group killed on a
  * timeout (exit code 124) or an abort (130).
  *
  * Per-task state (working directory, exported variables; see shell-state.ts)
@@ -15,8 +15,8 @@
  * to every dangerous command (`isolation: { name: "local" }`).
  */
 
-import { rmSync } from "node:fs";
-import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
+import { readFileSync, rmSync } from "node:fs";
+import { chmod, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
@@ -145,7 +145,7 @@ export class LocalEnvironment implements Environment {
   async exec(command: string, options: ExecOptions): Promise<ExecResult> {
     if (this.#closed) throw new Error(`The local environment of task ${JSON.stringify(this.taskId)} is closed.`);
     if (options.signal?.aborted) return abortedResult();
-    const script = wrapCommand(this.#paths, wrapOptionsFor(this.initialCwd, options));
+    const script = wrapCommand(this.#paths, { ...wrapOptionsFor(this.initialCwd, options), mergeStderr: true });
     // One signal for the caller's abort and `close()`, unlinked again when the run ends.
     const controller = new AbortController();
     const forward = () => controller.abort();
@@ -163,6 +163,7 @@ export class LocalEnvironment implements Environment {
         // so the spawn needs a directory that always exists.
         cwd: "/",
         env: this.#env?.() ?? process.env,
+        mergeStderr: "program",
         timeoutMs: options.timeoutMs,
         signal,
         maxOutputChars: options.maxOutputChars,
@@ -192,13 +193,15 @@ export class LocalEnvironment implements Environment {
         if (groupExists(pid)) this.#leftovers.add(pid);
       }
     }
-    await this.#readCwd();
+    this.#readCwd();
     return result;
   }
 
-  async #readCwd(): Promise<void> {
+  #readCwd(): void {
     try {
-      const text = await readFile(this.#paths.cwdFile, "utf8");
+      // A file of one short line: a synchronous read costs microseconds, a
+      // thread-pool round trip a good part of a millisecond per command.
+      const text = readFileSync(this.#paths.cwdFile, "utf8");
       if (text !== "") this.#cwd = text;
     } catch {
       // No command saved state yet, or the environment was closed meanwhile.
