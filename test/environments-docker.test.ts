@@ -134,6 +134,9 @@ describe("docker backend: arguments and configuration", () => {
     expect(dockerOptionsFromConfig(undefined)).toEqual({});
     expect(() => dockerOptionsFromConfig({ mounts: ["nocolon"] })).toThrow(/mounts\[0\]/);
     expect(() => dockerOptionsFromConfig({ image: 3 })).toThrow(/image/);
+    // A misspelt isolation setting must not pass silently.
+    expect(() => dockerOptionsFromConfig({ netwrok: "none" })).toThrow(/^terminal\.docker\.netwrok is not a known option \(known: image, network,/);
+    expect(dockerOptionsFromConfig({ pidsLimit: 64 })).toEqual({ pidsLimit: 64 });
   });
 
   it("reads the terminal.docker section of a real config.yaml, environment variables winning", () => {

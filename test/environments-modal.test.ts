@@ -468,7 +468,8 @@ describe("modal backend: terminal.modal options", () => {
     });
     expect(modalOptionsFromConfig({ appName: "x", memoryMib: "none", cpu: null })).toEqual({ appName: "x", memoryMiB: null, cpu: null });
     expect(modalOptionsFromConfig(undefined)).toEqual({});
-    expect(modalOptionsFromConfig({ unknown_key: 1 })).toEqual({});
+    // A misspelt setting (here the network switch) is an error, not ignored.
+    expect(() => modalOptionsFromConfig({ block_netwrok: false })).toThrow(/^terminal\.modal\.block_netwrok is not a known option/);
   });
 
   it("names the key of a bad value", () => {

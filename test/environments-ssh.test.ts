@@ -81,6 +81,8 @@ describe("ssh backend: command construction", () => {
     expect(
       sshOptionsFromConfig({ host: "h", port: 22, identity_file: "/k", known_hosts_file: "/kh", strict_host_key_checking: "accept-new", connect_timeout_seconds: 5 }),
     ).toEqual({ host: "h", port: 22, identityFile: "/k", knownHostsFile: "/kh", strictHostKeyChecking: "accept-new", connectTimeoutSeconds: 5 });
+    expect(sshOptionsFromConfig({ identityFile: "/k" })).toEqual({ identityFile: "/k" });
+    expect(() => sshOptionsFromConfig({ host: "h", strict_host_checking: "no" })).toThrow(/^terminal\.ssh\.strict_host_checking is not a known option/);
   });
 
   it("keeps the user's command out of the script text (it is the wrapper's $1)", () => {

@@ -23,3 +23,18 @@ export function backendConfigSection(backend: string): Record<string, unknown> |
   const section = (terminal as Record<string, unknown>)[backend];
   return section !== null && typeof section === "object" && !Array.isArray(section) ? (section as Record<string, unknown>) : undefined;
 }
+
+/**
+ * The section with camelCase keys spelled snake_case. A key outside `known`
+ * throws, naming `terminal.<backend>.<key>` and the known keys: a misspelt
+ * isolation setting (`netwrok: none`) must not pass silently.
+ */
+export function checkedSection(backend: string, raw: Record<string, unknown>, known: readonly string[]): Record<string, unknown> {
+  const section: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    const snake = key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    if (!known.includes(snake)) throw new Error(`terminal.${backend}.${key} is not a known option (known: ${known.join(", ")})`);
+    section[snake] = value;
+  }
+  return section;
+}

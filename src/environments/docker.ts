@@ -37,7 +37,7 @@ import {
 } from "./docker-cli.js";
 import { buildInitScript, buildKillScript, buildRunScript, parseTrailer, trailerTag, TrailerFilter } from "./sandbox-scripts.js";
 import { statePaths, wrapCommand, wrapOptionsFor, type ShellStatePaths } from "./shell-state.js";
-import { backendConfigSection } from "./backend-config.js";
+import { backendConfigSection, checkedSection } from "./backend-config.js";
 import type { Environment, EnvironmentFactory, ExecOptions, ExecResult } from "./types.js";
 
 export { dockerUnavailableReason, resetDockerAvailability } from "./docker-cli.js";
@@ -437,21 +437,34 @@ export async function removeDockerContainers(options: DockerCliOptions & { taskI
   return ids.length;
 }
 
+const DOCKER_CONFIG_KEYS = [
+  "image",
+  "network",
+  "memory",
+  "cpus",
+  "pids_limit",
+  "mounts",
+  "cwd",
+  "user",
+  "env",
+  "extra_run_args",
+  "docker_path",
+  "host",
+  "start_timeout_seconds",
+] as const;
+
 /**
  * Options from the `terminal.docker` section of config.yaml (snake_case keys as
  * written): `image`, `network`, `memory`, `cpus`, `pids_limit`, `mounts`
  * (`[{source, target, read_only}]` or `"src:dst[:ro]"` strings), `cwd`, `user`,
  * `env`, `extra_run_args`, `docker_path`, `host`, `start_timeout_seconds`;
- * camelCase spellings are accepted too. Unknown keys are ignored; a malformed
- * value throws, naming the key.
+ * camelCase spellings are accepted too. An unknown key or a malformed value
+ * throws, naming the key.
  */
 export function dockerOptionsFromConfig(raw: Record<string, unknown> | undefined): DockerEnvironmentOptions {
   const options: DockerEnvironmentOptions = {};
   if (!raw) return options;
-  const section: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(raw)) {
-    section[key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = value;
-  }
+  const section = checkedSection("docker", raw, DOCKER_CONFIG_KEYS);
   const str = (key: string): string | undefined => {
     const value = section[key];
     if (value === undefined || value === null) return undefined;

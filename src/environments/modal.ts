@@ -19,7 +19,7 @@ import { createRequire } from "node:module";
 import { homedir } from "node:os";
 import { join } from "node:path";
 
-import { getConfig } from "../config/load-config.js";
+import { backendConfigSection, checkedSection } from "./backend-config.js";
 import { openModalSandbox, type ModalSandboxSpec } from "./modal-transport.js";
 import { createSandboxFactory, type SandboxEnvironmentOptions } from "./sandbox-environment.js";
 import type { EnvironmentFactory } from "./types.js";
@@ -170,41 +170,34 @@ export function createModalFactory(options: ModalOptions | (() => ModalOptions) 
 
 /** The options the registry's `modalFactory` uses, read for every new task: the `terminal.modal` section of config.yaml. */
 export function defaultModalOptions(): ModalOptions {
-  let section: Record<string, unknown> | undefined;
-  try {
-    const document = getConfig().document as { terminal?: { modal?: unknown } } | undefined;
-    const modal = document?.terminal?.modal;
-    if (isRecord(modal)) section = modal;
-  } catch {
-    // An unreadable config.yaml is reported where it is loaded for the rest of the runtime.
-  }
-  return modalOptionsFromConfig(section);
+  return modalOptionsFromConfig(backendConfigSection("modal"));
 }
 
 /** The modal backend as the registry loads it (options from `defaultModalOptions`). */
 export const modalFactory: EnvironmentFactory = createModalFactory(() => defaultModalOptions());
 
+const MODAL_CONFIG_KEYS = ["app_name", "image", "cpu", "memory_mib", "timeout_seconds", "block_network", "cwd", "env", "environment"] as const;
+
 /**
  * Options from the `terminal.modal` section of config.yaml (snake_case keys as
  * written, camelCase accepted too): `app_name`, `image`, `cpu`, `memory_mib`
  * (`none` for Modal's defaults), `timeout_seconds`, `block_network`, `cwd`,
- * `env`, `environment`. Unknown keys are ignored; credentials are not read
+ * `env`, `environment`. An unknown key throws; credentials are not read
  * here (`token_id`/`token_secret` in config.yaml are refused, so that they are
  * not kept in a file that is often shared). A malformed value throws, naming the key.
  */
 export function modalOptionsFromConfig(raw: Record<string, unknown> | undefined): ModalOptions {
   const options: ModalOptions = {};
   if (!raw) return options;
-  const section: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(raw)) {
-    section[key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = value;
-  }
   const fail = (key: string, what: string): never => {
     throw new Error(`terminal.modal.${key} ${what}`);
   };
-  for (const key of ["token_id", "token_secret"]) {
-    if (section[key] !== undefined) fail(key, "must not be set in config.yaml: use MODAL_TOKEN_ID / MODAL_TOKEN_SECRET or ~/.modal.toml");
+  for (const [snake, camel] of [["token_id", "tokenId"], ["token_secret", "tokenSecret"]] as const) {
+    if (raw[snake] !== undefined || raw[camel] !== undefined) {
+      fail(snake, "must not be set in config.yaml: use MODAL_TOKEN_ID / MODAL_TOKEN_SECRET or ~/.modal.toml");
+    }
   }
+  const section = checkedSection("modal", raw, MODAL_CONFIG_KEYS);
   const str = (key: string): string | undefined => {
     const value = section[key];
     if (value === undefined || value === null) return undefined;

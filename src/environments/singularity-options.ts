@@ -14,6 +14,8 @@
  * believing a directory is shared when it is not.
  */
 
+import { checkedSection } from "./backend-config.js";
+
 /** The config section's name, for messages. */
 export const SINGULARITY_SECTION = "terminal.singularity";
 
@@ -216,14 +218,7 @@ function parseBind(entry: unknown, index: number): SingularityBind {
 export function singularityOptionsFromConfig(raw: Record<string, unknown> | undefined): SingularityOptions {
   const options: SingularityOptions = {};
   if (!raw) return options;
-  const section: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(raw)) {
-    const snake = key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-    if (!(KNOWN_KEYS as readonly string[]).includes(snake)) {
-      fail(key, `is not a known option (known: ${KNOWN_KEYS.join(", ")})`);
-    }
-    section[snake] = value;
-  }
+  const section = checkedSection("singularity", raw, KNOWN_KEYS);
   const present = (key: string): boolean => section[key] !== undefined && section[key] !== null;
   const str = (key: string): string => {
     const value = section[key];

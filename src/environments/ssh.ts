@@ -51,7 +51,7 @@ import {
   type SshOptions,
 } from "./ssh-command.js";
 import { wrapOptionsFor } from "./shell-state.js";
-import { backendConfigSection } from "./backend-config.js";
+import { backendConfigSection, checkedSection } from "./backend-config.js";
 import type { Environment, EnvironmentFactory, ExecOptions, ExecResult } from "./types.js";
 
 export { DEFAULT_CONNECT_TIMEOUT_SECONDS, DEFAULT_CONTROL_PERSIST_SECONDS, type HostKeyChecking, type SshOptions } from "./ssh-command.js";
@@ -409,45 +409,60 @@ export function sshOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): SshOpti
   return options;
 }
 
+const SSH_CONFIG_KEYS = [
+  "host",
+  "port",
+  "user",
+  "identity_file",
+  "known_hosts_file",
+  "strict_host_key_checking",
+  "connect_timeout_seconds",
+  "control_persist_seconds",
+  "cwd",
+  "config_file",
+] as const;
+
 /**
  * The ssh backend's options from a config section written in snake_case
  * (`host`, `port`, `user`, `identity_file`, `known_hosts_file`,
  * `strict_host_key_checking`, `connect_timeout_seconds`, `control_persist_seconds`,
- * `cwd`, `config_file`); camelCase keys are accepted too. Unknown keys are ignored.
+ * `cwd`, `config_file`); camelCase keys are accepted too. An unknown key throws,
+ * naming it.
  */
-export function sshOptionsFromConfig(section: Record<string, unknown> | undefined): SshOptions {
+export function sshOptionsFromConfig(raw: Record<string, unknown> | undefined): SshOptions {
   const options: SshOptions = {};
-  if (!section) return options;
-  const pick = (snake: string, camel: string): unknown => section[snake] ?? section[camel];
-  const str = (snake: string, camel: string) => {
-    const value = pick(snake, camel);
+  if (!raw) return options;
+  const section = checkedSection("ssh", raw, SSH_CONFIG_KEYS);
+  const pick = (key: string): unknown => section[key];
+  const str = (key: string) => {
+    const value = pick(key);
     return typeof value === "string" && value !== "" ? value : undefined;
   };
-  const num = (snake: string, camel: string) => {
-    const value = pick(snake, camel);
+  const num = (key: string) => {
+    const value = pick(key);
     return typeof value === "number" ? value : typeof value === "string" && value.trim() !== "" ? Number(value) : undefined;
   };
-  const host = str("host", "host");
+  const host = str("host");
   if (host !== undefined) options.host = host;
-  const port = num("port", "port");
+  const port = num("port");
   if (port !== undefined) options.port = port;
-  const user = str("user", "user");
+  const user = str("user");
   if (user !== undefined) options.user = user;
-  const identityFile = str("identity_file", "identityFile");
+  const identityFile = str("identity_file");
   if (identityFile !== undefined) options.identityFile = identityFile;
-  const knownHostsFile = str("known_hosts_file", "knownHostsFile");
+  const knownHostsFile = str("known_hosts_file");
   if (knownHostsFile !== undefined) options.knownHostsFile = knownHostsFile;
-  const checking = pick("strict_host_key_checking", "strictHostKeyChecking");
+  const checking = pick("strict_host_key_checking");
   if (checking === true) options.strictHostKeyChecking = "yes";
   else if (checking === false) options.strictHostKeyChecking = "no";
   else if (typeof checking === "string") options.strictHostKeyChecking = checking as HostKeyChecking;
-  const connect = num("connect_timeout_seconds", "connectTimeoutSeconds");
+  const connect = num("connect_timeout_seconds");
   if (connect !== undefined) options.connectTimeoutSeconds = connect;
-  const persist = num("control_persist_seconds", "controlPersistSeconds");
+  const persist = num("control_persist_seconds");
   if (persist !== undefined) options.controlPersistSeconds = persist;
-  const cwd = str("cwd", "cwd");
+  const cwd = str("cwd");
   if (cwd !== undefined) options.cwd = cwd;
-  const configFile = str("config_file", "configFile");
+  const configFile = str("config_file");
   if (configFile !== undefined) options.configFile = configFile;
   return options;
 }
