@@ -5,14 +5,15 @@
  * fsync of the directory). A symlinked config is edited at its target.
  */
 
-import { randomBytes } from "node:crypto";
-import { mkdir, open, readFile, realpath, rename, stat, unlink } from "node:fs/promises";
+import { mkdir, readFile, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { isDeepStrictEqual } from "node:util";
 
 import type { Document } from "yaml";
 
 import { ConfigError } from "../../config/config-error.js";
+import { writeFileAtomic } from "../../util/atomic-file.js";
+import { withFileLock } from "../../util/file-lock.js";
 
 export type YamlModule = typeof import("yaml");
 
@@ -40,8 +41,6 @@ export interface SourceStyle {
   indentSeq: boolean;
 }
 
-const LOCK_RETRIES = { retries: 400, factor: 1.2, minTimeout: 5, maxTimeout: 25, randomize: true };
-
 /**
  * Runs `edit` on the parsed `file` while holding its lock, and writes the result back
  * atomically when `changed`. A missing file (and its directory) is created. Malformed YAML
@@ -53,19 +52,8 @@ export async function editConfigFile<T>(
 ): Promise<T> {
   await mkdir(path.dirname(file), { recursive: true });
   const target = await realpath(file).catch(() => file);
-  const { default: lockfile } = await import("proper-lockfile");
   const Y = await import("yaml");
-
-  let compromised: Error | undefined;
-  const release = await lockfile.lock(target, {
-    realpath: false,
-    stale: 10_000,
-    retries: LOCK_RETRIES,
-    onCompromised: (err) => {
-      compromised = err;
-    },
-  });
-  try {
+  return withFileLock(target, async (assertHeld) => {
     let source = "";
     let mode = 0o600;
     try {
@@ -93,7 +81,7 @@ export async function editConfigFile<T>(
     const style: SourceStyle = { source, newline: crlf ? "\r\n" : "\n", indent: detectIndent(source), indentSeq: detectIndentSeq(source) };
     const result = edit(doc, Y, style);
     if (result.changed) {
-      if (compromised) throw compromised;
+      assertHeld();
       const expected = doc.toJS() as unknown;
       let text: string | undefined;
       if (result.spliced !== undefined) {
@@ -111,9 +99,7 @@ export async function editConfigFile<T>(
       await writeFileAtomic(target, (bom ? "\ufeff" : "") + text, mode);
     }
     return result.value;
-  } finally {
-    await release().catch(() => undefined);
-  }
+  });
 }
 
 /** The indentation width the file already uses (2 when unknown). */
@@ -126,34 +112,4 @@ function detectIndent(source: string): number {
 /** False when the file writes block sequences flush with their key (`key:\n- a`). */
 function detectIndentSeq(source: string): boolean {
   return !/^( *)[^\s#-][^\n]*:[ \t]*(?:#[^\n]*)?\r?\n\1- /m.test(source);
-}
-
-/** Replaces `file` with `text`: temporary file, fsync, rename, then fsync of the directory. */
-export async function writeFileAtomic(file: string, text: string, mode = 0o600): Promise<void> {
-  const dir = path.dirname(file);
-  const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
-  const handle = await open(tmp, "wx", mode);
-  try {
-    try {
-      await handle.chmod(mode);
-      await handle.writeFile(text, "utf8");
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(tmp, file);
-  } catch (err) {
-    await unlink(tmp).catch(() => undefined);
-    throw err;
-  }
-  try {
-    const dirHandle = await open(dir, "r");
-    try {
-      await dirHandle.sync();
-    } finally {
-      await dirHandle.close();
-    }
-  } catch {
-    // Directories cannot be fsynced on every platform; the rename itself is atomic.
-  }
 }

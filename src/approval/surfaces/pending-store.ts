@@ -17,7 +17,7 @@ import { randomBytes } from "node:crypto";
 
 import { mibyanHome } from "../../config/home.js";
 import type { RuleCategory } from "../types.js";
-import { writeFileAtomic } from "../flow/config-file.js";
+import { writeFileAtomic } from "../../util/atomic-file.js";
 import type { ApprovalScope } from "../flow/types.js";
 
 export interface PendingMatch {
