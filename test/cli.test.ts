@@ -274,7 +274,7 @@ function expectTerminalParameters(expect: import("vitest").ExpectStatic, paramet
   expect(isPlainObject(parameters)).toBe(true);
   const p = parameters as { type: string; properties: Record<string, unknown>; required: string[] };
   expect(p.type).toBe("object");
-  expect(keysOf(p.properties)).toEqual(["background", "command", "pty", "timeout", "workdir"]);
+  expect(keysOf(p.properties)).toEqual(["background", "command", "notify_on_complete", "pty", "timeout", "watch_patterns", "workdir"]);
   expect(p.required).toContain("command");
 }
 
@@ -338,7 +338,7 @@ describe.concurrent("mibyan definitions", () => {
     const parameters = (terminal?.function as { parameters: Record<string, unknown> }).parameters;
     expectTerminalParameters(expect, parameters);
     // Strict mode: every property required, optional ones nullable, no extra properties.
-    expect([...(parameters.required as string[])].sort()).toEqual(["background", "command", "pty", "timeout", "workdir"]);
+    expect([...(parameters.required as string[])].sort()).toEqual(["background", "command", "notify_on_complete", "pty", "timeout", "watch_patterns", "workdir"]);
     expect(parameters.additionalProperties).toBe(false);
     expect((parameters.properties as Record<string, { type: unknown }>).workdir?.type).toEqual(["string", "null"]);
   });

@@ -137,6 +137,7 @@ describe("loadConfig", () => {
       tools: {},
       terminal: { backend: "local" },
       approvals: APPROVAL_DEFAULTS,
+      processes: { results: {} },
     });
   });
 
@@ -198,6 +199,7 @@ terminal:
       tools: { maxResultChars: 20000, timeoutSeconds: 120, maxConcurrency: 4, availabilityTtlSeconds: 0 },
       terminal: { backend: "docker", timeoutSeconds: 1.5, maxOutputChars: 50000, cwd: "~/projects" },
       approvals: APPROVAL_DEFAULTS,
+      processes: { results: {} },
     });
     expect((loaded.document as { tools: unknown }).tools).toEqual({
       max_result_chars: 20000,
@@ -216,6 +218,7 @@ terminal:
       tools: {},
       terminal: { backend: "local" },
       approvals: APPROVAL_DEFAULTS,
+      processes: { results: {} },
     });
   });
 
@@ -371,6 +374,8 @@ describe("type errors name file, line, column and key", () => {
   });
 
   it("shows a file under HOME with ~", () => {
+    // The default profile home (~/.mibyan), not the one test/support/isolated-home.ts sets.
+    vi.stubEnv("MIBYAN_HOME", "");
     vi.stubEnv("HOME", root);
     vi.stubEnv("USERPROFILE", root);
     const profile = path.join(root, ".mibyan");

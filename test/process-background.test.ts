@@ -177,8 +177,8 @@ describe("process registry (local backend)", () => {
     const env = await manager.get("t6");
     const info = await registry.start(env, "sleep 30", { sessionId: "owner" });
     pids.push(info.pid);
-    expect(registry.list("owner").map((p) => p.id)).toEqual([info.id]);
-    expect(registry.list("intruder")).toEqual([]);
+    expect((await registry.list("owner")).map((p) => p.id)).toEqual([info.id]);
+    expect(await registry.list("intruder")).toEqual([]);
     for (const attempt of [
       () => registry.poll("intruder", info.id),
       () => registry.wait("intruder", info.id, 10),

@@ -126,12 +126,23 @@ export interface ApprovalsConfig {
 }
 
 /** The validated configuration. Sections are always present; keys not set in the file are absent unless they have a default. */
+/** `processes`: the background process registry (docs/processes.md). */
+export interface ProcessesConfig {
+  results?: {
+    /** Receipts of ended processes older than this many days are removed. Default 7. */
+    maxAgeDays?: number;
+    /** At most this many receipts are kept (the newest). Default 1,000. */
+    maxCount?: number;
+  };
+}
+
 export interface MibyanConfig {
   plugins: PluginsConfig;
   toolsets: ToolsetsConfig;
   tools: ToolsConfig;
   terminal: TerminalConfig;
   approvals: ApprovalsConfig;
+  processes: ProcessesConfig;
 }
 
 // ---------------------------------------------------------------------------
@@ -349,6 +360,17 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
     type: ConfigTypes.mapping,
     description: `Options of the ${backend} backend (docs/backends/${backend.replace("_", "-")}.md).`,
   })),
+  // processes: the background process registry (docs/processes.md)
+  {
+    path: "processes.results.max_age_days",
+    type: ConfigTypes.positiveNumber,
+    description: "Remove receipts of ended background processes older than this many days (default 7).",
+  },
+  {
+    path: "processes.results.max_count",
+    type: ConfigTypes.positiveInteger,
+    description: "Keep at most this many receipts of ended background processes, the newest (default 1000).",
+  },
   // approvals: the dangerous-command approval flow (docs/approvals.md)
   {
     path: "approvals.mode",

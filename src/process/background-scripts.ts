@@ -12,6 +12,7 @@
  *     <dir>/pid      "<pid> <start time>": the runner, which leads the process's session and group;
  *                    the start time (clock ticks since boot, /proc/<pid>/stat field 22) tells a recycled pid apart
  *     <dir>/exit     the exit code, written (atomically, by rename) when the command ends
+ *     <dir>/timedout present when the watchdog ended the command at its time limit
  *
  * The runner is started with `setsid`, so it leads a new session and process
  * group: a kill reaches the whole tree, and nothing of it belongs to the
@@ -30,15 +31,16 @@ import { PTY_CHECK, PTY_RUNNER } from "../terminal/pty-command.js";
 /** Exit code the launcher uses when it cannot prepare the directory. */
 const LAUNCH_FAILED = 90;
 
-/** First line of every status answer: `mibyan-bg <end offset> <exit code or -> <alive 0|1> <size>`. */
+/** First line of every status answer: `mibyan-bg <end offset> <exit code or -> <alive 0|1> <size> <pid state> <timed out 0|1>`. */
 const STATUS_TAG = "mibyan-bg";
 
 /**
- * Runs inside `setsid`; `$1` the directory, `$2` the user's command, `$3` 1 for PTY mode.
- * Kept free of the user's command (passed as an argument, never spliced in).
+ * Runs inside `setsid`; `$1` the directory, `$2` the user's command, `$3` 1 for PTY mode,
+ * `$4` the time limit in seconds (0: none). Kept free of the user's command
+ * (passed as an argument, never spliced in).
  */
 const RUNNER = [
-  `d=$1; __mibyan_cmd=$2; __mibyan_pty=$3`,
+  `d=$1; __mibyan_cmd=$2; __mibyan_pty=$3; __mibyan_limit=$4`,
   `set --`,
   `exec </dev/null >>"$d/log" 2>&1`,
   `read -r __mibyan_l < /proc/$$/stat 2>/dev/null; __mibyan_f=(\${__mibyan_l##*) })`,
@@ -46,6 +48,16 @@ const RUNNER = [
   // The placeholder writer: the command's `< stdin` would otherwise see EOF at once.
   `( exec sleep 2147483647 > "$d/stdin" ) 2>/dev/null & __mibyan_h=$!`,
   `printf '%s' "$__mibyan_h" > "$d/holder"`,
+  // The watchdog lives in the environment, so the limit holds when no runtime is watching.
+  // It ignores the TERM it sends to the group, gives the command a grace period to end
+  // (and the runner to record its exit code), then kills what is left.
+  `if [ "\${__mibyan_limit:-0}" -gt 0 ]; then`,
+  `  ( trap '' TERM; s=0`,
+  `    while [ $s -lt "$__mibyan_limit" ]; do sleep 1; s=$((s + 1)); [ -e "$d/exit" ] && exit 0; done`,
+  `    : > "$d/timedout"; kill -s TERM -- "-$$" 2>/dev/null`,
+  `    for s in 1 2 3 4 5 6 7 8 9 10; do sleep 0.3 2>/dev/null || sleep 1; [ -e "$d/exit" ] && exit 0; done`,
+  `    kill -s KILL -- "-$$" 2>/dev/null ) &`,
+  `fi`,
   // Trapped (not ignored), so the command gets the default actions; bash runs the trap only
   // once the foreground command has ended, so its exit code is still recorded.
   `trap ':' TERM HUP INT`,
@@ -65,12 +77,13 @@ const RUNNER = [
  * directory and exported variables are what the process starts with). Prints
  * `<dir>\t<pid> <start time>` once the runner has written its pid file.
  */
-export function launchScript(command: string, options: { pty: boolean }): string {
+export function launchScript(command: string, options: { pty: boolean; timeoutSeconds?: number }): string {
+  const limit = Math.max(0, Math.floor(options.timeoutSeconds ?? 0));
   return [
     options.pty ? PTY_CHECK : ``,
     `__mibyan_d=$(mktemp -d "\${TMPDIR:-/tmp}/mibyan-bg.XXXXXX") || exit ${LAUNCH_FAILED}`,
     `chmod 700 "$__mibyan_d" && mkfifo -m 600 "$__mibyan_d/stdin" && : > "$__mibyan_d/log" || exit ${LAUNCH_FAILED}`,
-    `setsid bash -c ${shellQuote(RUNNER)} bash "$__mibyan_d" ${shellQuote(command)} ${options.pty ? 1 : 0} </dev/null >/dev/null 2>&1 &`,
+    `setsid bash -c ${shellQuote(RUNNER)} bash "$__mibyan_d" ${shellQuote(command)} ${options.pty ? 1 : 0} ${limit} </dev/null >/dev/null 2>&1 &`,
     // Wait (up to 5 s) for the pid file, so the caller gets the pid and start time back.
     `for __mibyan_i in $(seq 1 500); do [ -s "$__mibyan_d/pid" ] && break; sleep 0.01 2>/dev/null || sleep 1; done`,
     `__mibyan_p=; [ -s "$__mibyan_d/pid" ] && read -r __mibyan_p < "$__mibyan_d/pid"`,
@@ -87,15 +100,21 @@ export function parseLaunch(output: string): { dir: string; pid: number; startTi
   return { dir: match[1]!, pid: Number(match[2]), startTime: match[3]! };
 }
 
-/** Shell lines setting `alive` to 1 when the pid in `<dir>/pid` still runs with the recorded start time. */
+/**
+ * Shell lines setting `alive` to 1 when the pid in `<dir>/pid` still runs with
+ * the recorded start time, and `pidstate` to `alive`, `none` (no such process,
+ * or a zombie) or `recycled` (the pid now belongs to a process that started
+ * at another time: someone else's, never to be signalled).
+ */
 function aliveCheck(dir: string): string[] {
   const d = shellQuote(dir);
   return [
-    `alive=0; p=; st=`,
+    `alive=0; pidstate=none; p=; st=`,
     `[ -r ${d}/pid ] && read -r p st < ${d}/pid`,
     `if [ -n "$p" ] && [ -r "/proc/$p/stat" ]; then`,
     `  read -r l < "/proc/$p/stat"; f=(\${l##*) })`,
-    `  [ "\${f[19]}" = "$st" ] && [ "\${f[0]}" != Z ] && alive=1`,
+    `  if [ "\${f[19]}" != "$st" ]; then pidstate=recycled`,
+    `  elif [ "\${f[0]}" != Z ]; then alive=1; pidstate=alive; fi`,
     `fi`,
   ];
 }
@@ -111,11 +130,12 @@ export function statusScript(dir: string, offset: number, maxBytes: number): str
     `[ -d ${d} ] || { printf '${STATUS_TAG} gone\\n'; exit 0; }`,
     ...aliveCheck(dir),
     `ec=-; [ -r ${d}/exit ] && read -r ec < ${d}/exit`,
+    `to=0; [ -e ${d}/timedout ] && to=1`,
     `size=$(stat -c %s ${d}/log 2>/dev/null || wc -c < ${d}/log)`,
     `off=${Math.max(0, Math.floor(offset))}; end=$((off + ${Math.max(0, Math.floor(maxBytes))}))`,
     `[ "$end" -gt "$size" ] && end=$size`,
     `[ "$end" -lt "$off" ] && end=$off`,
-    `printf '${STATUS_TAG} %s %s %s %s\\n' "$end" "\${ec:--}" "$alive" "$size"`,
+    `printf '${STATUS_TAG} %s %s %s %s %s %s\\n' "$end" "\${ec:--}" "$alive" "$size" "$pidstate" "$to"`,
     `[ "$end" -gt "$off" ] && tail -c +$((off + 1)) ${d}/log | head -c $((end - off))`,
     `exit 0`,
   ].join("\n");
@@ -126,6 +146,10 @@ export interface BackgroundStatus {
   gone: boolean;
   /** The runner (and so the command) is still running. */
   alive: boolean;
+  /** `recycled`: the recorded pid now belongs to another process (started at another time). */
+  pidState: "alive" | "none" | "recycled";
+  /** The watchdog ended the command at its time limit. */
+  timedOut: boolean;
   /** The command's exit code, once it ended normally or by a signal it did not survive. */
   exitCode: number | undefined;
   /** The log offset just after `output`. */
@@ -140,8 +164,10 @@ export interface BackgroundStatus {
 export function parseStatus(text: string): BackgroundStatus | undefined {
   const newline = text.indexOf("\n");
   const header = newline < 0 ? text : text.slice(0, newline);
-  if (header === `${STATUS_TAG} gone`) return { gone: true, alive: false, exitCode: undefined, end: 0, size: 0, output: "" };
-  const match = new RegExp(`^${STATUS_TAG} (\\d+) (-|\\d+) ([01]) (\\d+)$`).exec(header);
+  if (header === `${STATUS_TAG} gone`) {
+    return { gone: true, alive: false, pidState: "none", timedOut: false, exitCode: undefined, end: 0, size: 0, output: "" };
+  }
+  const match = new RegExp(`^${STATUS_TAG} (\\d+) (-|\\d+) ([01]) (\\d+) (alive|none|recycled) ([01])$`).exec(header);
   if (!match) return undefined;
   return {
     gone: false,
@@ -149,6 +175,8 @@ export function parseStatus(text: string): BackgroundStatus | undefined {
     exitCode: match[2] === "-" ? undefined : Number(match[2]),
     alive: match[3] === "1",
     size: Number(match[4]),
+    pidState: match[5] as BackgroundStatus["pidState"],
+    timedOut: match[6] === "1",
     output: newline < 0 ? "" : text.slice(newline + 1),
   };
 }
@@ -188,8 +216,8 @@ export function killScript(dir: string, graceMs: number): string {
   const ticks = Math.max(1, Math.ceil(graceMs / 50));
   return [
     ...aliveCheck(dir),
-    `if [ -z "$p" ] || [ ! -r "/proc/$p/stat" ]; then echo not-running; exit 0; fi`,
-    `[ "$alive" = 1 ] || { echo recycled; exit 0; }`,
+    `[ "$pidstate" = recycled ] && { echo recycled; exit 0; }`,
+    `[ "$alive" = 1 ] || { echo not-running; exit 0; }`,
     `kill -s TERM -- "-$p" 2>/dev/null`,
     `i=0; while kill -0 -- "-$p" 2>/dev/null; do`,
     `  i=$((i + 1)); [ $i -ge ${ticks} ] && { kill -s KILL -- "-$p" 2>/dev/null; break; }`,

@@ -90,3 +90,6 @@ export interface ProcessReceipt {
 
 /** Process ids as the registry makes them; anything else is refused before it reaches a file name. */
 export const PROCESS_ID_PATTERN = /^proc_[0-9a-f]{12}$/;
+
+/** Longest time limit a background process may be given: a week. */
+export const MAX_BACKGROUND_TIMEOUT_SECONDS = 7 * 24 * 3600;

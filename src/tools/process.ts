@@ -72,7 +72,7 @@ function fail(message: string, code: string): string {
 
 function describe(info: ProcessInfo): Record<string, unknown> {
   const now = info.endedAt ?? Date.now();
-  return {
+  const described: Record<string, unknown> = {
     process_id: info.id,
     command: info.command,
     status: info.status,
@@ -84,6 +84,12 @@ function describe(info: ProcessInfo): Record<string, unknown> {
     started_at: new Date(info.startedAt).toISOString(),
     uptime_seconds: Math.round((now - info.startedAt) / 100) / 10,
   };
+  if (info.endedAt !== undefined) described.ended_at = new Date(info.endedAt).toISOString();
+  if (info.reason) described.reason = info.reason;
+  if (info.source === "elsewhere" && info.managedBy) described.managed_by = `mibyan process ${info.managedBy.pid} on ${info.managedBy.host}`;
+  if (info.source === "receipt") described.from_receipt = true;
+  if (info.warning) described.warning = info.warning;
+  return described;
 }
 
 function integerArg(args: Record<string, unknown>, name: string, min: number, max: number, fallback: number | undefined): number | undefined {
@@ -123,7 +129,7 @@ export function createProcessHandler(options: ProcessHandlerOptions = {}) {
     }
     const registry = await processes();
     if (action === "list") {
-      return JSON.stringify({ processes: registry.list(sessionId).map(describe) });
+      return JSON.stringify({ processes: (await registry.list(sessionId)).map(describe) });
     }
     const id = a.process_id;
     if (typeof id !== "string" || id === "") return fail(`process_id is required for ${action}.`, "invalid_arguments");

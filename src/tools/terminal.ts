@@ -35,6 +35,8 @@ import type { ProcessRegistry } from "../process/process-registry.js";
 import { registry } from "../registry/singleton.js";
 import type { FunctionSchema, ToolContext } from "../registry/types.js";
 import { getConfig } from "../config/load-config.js";
+import { MAX_BACKGROUND_TIMEOUT_SECONDS } from "../process/types.js";
+import { checkWatchPatterns } from "../process/process-watch.js";
 import { sessionIdOf, taskIdOf } from "./call-scope.js";
 import { redactSecrets } from "../redaction/redact.js";
 import { cleanTerminalOutput } from "../terminal/ansi.js";
@@ -84,8 +86,20 @@ export const TERMINAL_SCHEMA: FunctionSchema = {
       background: {
         type: "boolean",
         description:
-          "Start the command in the background and return at once with a `process_id` (servers, watchers, long builds). It runs until it ends or is killed, with no time limit; manage it with the `process` tool (poll, log, wait, kill, write, submit). It starts in the task's working directory and exported variables, but its own `cd`/`export` do not carry to later calls.",
+          "Start the command in the background and return at once with a `process_id` (servers, watchers, long builds). It runs until it ends or is killed, with no time limit unless `timeout` is given (then up to a week); manage it with the `process` tool (poll, log, wait, kill, write, submit). It starts in the task's working directory and exported variables, but its own `cd`/`export` do not carry to later calls.",
         default: false,
+      },
+      notify_on_complete: {
+        type: "boolean",
+        description: "With `background`: you are told when the process ends (its status, exit code and last output), without polling.",
+        default: false,
+      },
+      watch_patterns: {
+        type: "array",
+        items: { type: "string" },
+        maxItems: 10,
+        description:
+          "With `background`: plain substrings (not regular expressions) to watch for in its output, e.g. [\"listening on\", \"ERROR\"]; you are told when a line contains one (at most one notice per process every few seconds).",
       },
       pty: {
         type: "boolean",
@@ -168,6 +182,8 @@ const TIMEOUT_LIMITS: TimeoutLimits = {
     "Work that needs longer (servers, watchers, long builds) must be started with background=true instead (then use the process tool to follow it); " +
     `otherwise use a timeout of at most ${MAX_FOREGROUND_TIMEOUT_SECONDS}.`,
 };
+/** `timeout` of a background process: a limit enforced inside its environment, not a foreground wait. */
+const BACKGROUND_TIMEOUT_LIMITS: TimeoutLimits = { defaultSeconds: 0, maxSeconds: MAX_BACKGROUND_TIMEOUT_SECONDS };
 
 // C0 controls (including tab, newline, NUL) and DEL.
 // eslint-disable-next-line no-control-regex
@@ -265,13 +281,28 @@ export function createTerminalHandler(options: TerminalHandlerOptions = {}) {
     let workdir: string | undefined;
     let background: boolean;
     let pty: boolean;
+    let notifyOnComplete: boolean;
+    let watchPatterns: string[];
     try {
       const a = args ?? {};
       command = validateCommand(a.command);
       background = parseFlag(a.background, "background");
       pty = parseFlag(a.pty, "pty");
-      // A background process has no time limit: its `timeout` is not checked against the foreground maximum.
-      timeoutSeconds = background ? 0 : parseTimeoutSeconds(a.timeout, TIMEOUT_LIMITS, (message) => new TerminalArgumentError(message));
+      notifyOnComplete = parseFlag(a.notify_on_complete, "notify_on_complete");
+      // A background process has no time limit unless `timeout` is given; then up to a week.
+      timeoutSeconds = background
+        ? a.timeout === undefined || a.timeout === null
+          ? 0
+          : parseTimeoutSeconds(a.timeout, BACKGROUND_TIMEOUT_LIMITS, (message) => new TerminalArgumentError(message))
+        : parseTimeoutSeconds(a.timeout, TIMEOUT_LIMITS, (message) => new TerminalArgumentError(message));
+      try {
+        watchPatterns = checkWatchPatterns(a.watch_patterns);
+      } catch (err) {
+        throw new TerminalArgumentError((err as Error).message);
+      }
+      if (!background && (notifyOnComplete || watchPatterns.length > 0)) {
+        throw new TerminalArgumentError("notify_on_complete and watch_patterns apply to background processes only (background: true).");
+      }
       workdir = parseWorkdir(a.workdir);
       if (background && options.runner !== undefined) throw new TerminalArgumentError("background processes are not available with a custom command runner.");
     } catch (err) {
@@ -310,6 +341,9 @@ export function createTerminalHandler(options: TerminalHandlerOptions = {}) {
         const info = await registry.start(environment!, command, {
           sessionId: sessionIdOf(ctx),
           pty,
+          timeoutSeconds,
+          notifyOnComplete,
+          watchPatterns,
           ...(workdir !== undefined ? { cwd: workdir } : {}),
           ...(ctx?.signal ? { signal: ctx.signal } : {}),
         });

@@ -1,0 +1,284 @@
+/**
+ * The checkpoint file: the background processes that run, kept in the profile
+ * home so that a registry started after a crash (or a later one-shot CLI
+ * process) can find and adopt them.
+ *
+ * Several registries (several Node processes, or several in one) write the
+ * same file. Every change is a read-modify-write under the file's lock, and
+ * merged: a writer changes only the entries it names, so it never drops what
+ * another wrote meanwhile. The file is replaced atomically, so a reader without
+ * the lock still always sees a whole file. See docs/process-checkpoint.md.
+ */
+
+import { mkdir, readFile, chmod, rename, stat } from "node:fs/promises";
+import path from "node:path";
+import { writeFileAtomic } from "../util/atomic-file.js";
+import { withFileLock } from "../util/file-lock.js";
+import { createStderrLogger } from "../util/logger.js";
+import { PROCESS_ID_PATTERN, type CheckpointEntry, type WriterIdentity } from "./types.js";
+import { writerGone } from "./writer-identity.js";
+
+const FORMAT_VERSION = 1;
+const FILE_MODE = 0o600;
+const DIR_MODE = 0o700;
+
+/** `<home>/processes/checkpoint.json`. */
+export function checkpointPath(home: string): string {
+  return path.join(home, "processes", "checkpoint.json");
+}
+
+/** The checkpoint file exists but is not a whole checkpoint (bad JSON, wrong shape, unknown version). */
+export class CorruptCheckpointError extends Error {
+  readonly code = "corrupt_checkpoint";
+  constructor(
+    readonly file: string,
+    /** What is wrong, without the file name. */
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`checkpoint file ${file} is corrupt: ${reason}`, options);
+    this.name = "CorruptCheckpointError";
+  }
+}
+
+export interface CheckpointStoreOptions {
+  file: string;
+  /** Written into the entries this store claims; `remove` drops only entries with its `instance`. */
+  writer: WriterIdentity;
+  /** Age after which a lock left by a killed holder is taken over (proper-lockfile raises anything under 2 s to 2 s). Default 10 s. */
+  lockStaleMs?: number;
+  /** Told about a corrupt file moved aside, and about invalid entries dropped. Default: a warning on stderr. */
+  onCorrupt?: (file: string, error: Error) => void;
+}
+
+type Problem = (message: string) => void;
+
+function isPosInt(value: unknown): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value > 0;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** What is wrong with a writer identity, or undefined when it is whole. */
+function writerProblem(value: unknown): string | undefined {
+  if (!isObject(value)) return "writer is not an object";
+  if (!isPosInt(value.pid)) return "writer.pid is not a positive integer";
+  if (typeof value.startTime !== "string" || !/^\d*$/.test(value.startTime)) return "writer.startTime is not a string of digits";
+  if (typeof value.host !== "string") return "writer.host is not a string";
+  if (typeof value.instance !== "string" || value.instance === "") return "writer.instance is not a non-empty string";
+  return undefined;
+}
+
+/** What is wrong with an entry, or undefined when every field has its type. */
+export function checkpointEntryProblem(value: unknown): string | undefined {
+  if (!isObject(value)) return "not an object";
+  if (typeof value.id !== "string" || !PROCESS_ID_PATTERN.test(value.id)) return "id is not a process id";
+  for (const key of ["owner", "taskId", "backend", "startTime", "command", "dir", "logPath", "startedAt"] as const) {
+    if (typeof value[key] !== "string") return `${key} is not a string`;
+  }
+  if (!isPosInt(value.pid)) return "pid is not a positive integer";
+  if (!isPosInt(value.pgid)) return "pgid is not a positive integer";
+  if (value.cwd !== null && typeof value.cwd !== "string") return "cwd is neither a string nor null";
+  if (typeof value.pty !== "boolean") return "pty is not a boolean";
+  if (typeof value.notifyOnComplete !== "boolean") return "notifyOnComplete is not a boolean";
+  if (!Array.isArray(value.watchPatterns) || !value.watchPatterns.every((p) => typeof p === "string")) return "watchPatterns is not a list of strings";
+  return writerProblem(value.writer);
+}
+
+/**
+ * The entries of a parsed file, by id. Throws when the file as a whole is not
+ * a checkpoint; drops (and reports) single entries that are not whole, so one
+ * bad entry does not cost every other registry its processes.
+ */
+function parseCheckpoint(file: string, text: string, problem: Problem): Map<string, CheckpointEntry> {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (err) {
+    throw new CorruptCheckpointError(file, `not JSON (${(err as Error).message})`, { cause: err });
+  }
+  if (!isObject(data)) throw new CorruptCheckpointError(file, "not a JSON object");
+  if (data.version !== FORMAT_VERSION) throw new CorruptCheckpointError(file, `unknown version ${JSON.stringify(data.version)}`);
+  if (!Array.isArray(data.entries)) throw new CorruptCheckpointError(file, "entries is not a list");
+  const entries = new Map<string, CheckpointEntry>();
+  data.entries.forEach((entry, index) => {
+    const wrong = checkpointEntryProblem(entry);
+    const label = isObject(entry) && typeof entry.id === "string" ? `entry ${index} (${JSON.stringify(entry.id)})` : `entry ${index}`;
+    if (wrong !== undefined) return problem(`${label} dropped: ${wrong}`);
+    const valid = entry as CheckpointEntry;
+    if (entries.has(valid.id)) problem(`${label} repeats an id; the later one is kept`);
+    // Unknown extra fields pass through untouched, so rewriting the file never loses what a newer writer added.
+    entries.set(valid.id, valid);
+  });
+  return entries;
+}
+
+function serialize(entries: Map<string, CheckpointEntry>): string {
+  return `${JSON.stringify({ version: FORMAT_VERSION, entries: [...entries.values()] }, null, 2)}\n`;
+}
+
+function sameInstance(a: WriterIdentity, b: WriterIdentity): boolean {
+  return a.instance === b.instance;
+}
+
+export class CheckpointStore {
+  readonly file: string;
+  readonly writer: WriterIdentity;
+  private readonly lockStaleMs: number | undefined;
+  private readonly onCorrupt: (file: string, error: Error) => void;
+
+  constructor(options: CheckpointStoreOptions) {
+    const wrong = writerProblem(options.writer);
+    if (wrong !== undefined) throw new TypeError(`invalid checkpoint writer: ${wrong}`);
+    this.file = path.resolve(options.file);
+    this.writer = { ...options.writer };
+    this.lockStaleMs = options.lockStaleMs;
+    if (options.onCorrupt) {
+      this.onCorrupt = options.onCorrupt;
+    } else {
+      const logger = createStderrLogger();
+      this.onCorrupt = (_file, error) => logger.warn(error.message);
+    }
+  }
+
+  /** All entries on disk (no lock; the file is replaced atomically so a read is always whole). Invalid entries are dropped and reported through onCorrupt. */
+  async read(): Promise<CheckpointEntry[]> {
+    const text = await this.readText();
+    if (text === undefined) return [];
+    return [...parseCheckpoint(this.file, text, (m) => this.report(m)).values()];
+  }
+
+  /** Adds or replaces entries (by id) under the lock. */
+  async put(entries: CheckpointEntry[]): Promise<void> {
+    // Refused before the lock: an entry that `read` would drop must never be written.
+    for (const entry of entries) {
+      const wrong = checkpointEntryProblem(entry);
+      if (wrong !== undefined) throw new TypeError(`invalid checkpoint entry: ${wrong}`);
+    }
+    if (entries.length === 0) return;
+    await this.update((current) => {
+      for (const entry of entries) current.set(entry.id, structuredClone(entry));
+      return { changed: true, result: undefined };
+    });
+  }
+
+  /**
+   * Removes entries by id under the lock, but only those whose writer.instance
+   * is this store's, unless `force` (a registry must never drop another live
+   * registry's entries). Returns the ids removed.
+   */
+  async remove(ids: string[], options: { force?: boolean } = {}): Promise<string[]> {
+    const wanted = new Set(ids.filter((id) => PROCESS_ID_PATTERN.test(id)));
+    if (wanted.size === 0) return [];
+    return this.update((current) => {
+      const removed: string[] = [];
+      for (const id of wanted) {
+        const entry = current.get(id);
+        if (entry === undefined) continue;
+        if (!options.force && !sameInstance(entry.writer, this.writer)) continue;
+        current.delete(id);
+        removed.push(id);
+      }
+      return { changed: removed.length > 0, result: removed };
+    });
+  }
+
+  /**
+   * Adoption claim, under the lock: every entry that `select` accepts and
+   * whose writer is gone (`writerGone`) gets this store's writer and is
+   * returned. Entries whose writer is alive are left alone. Because the
+   * judgement and the rewrite happen under one lock, two stores claiming at
+   * once each see the other's claim, and every entry goes to exactly one.
+   */
+  async claimOrphans(select: (entry: CheckpointEntry) => boolean = () => true): Promise<CheckpointEntry[]> {
+    return this.update((current) => {
+      const claimed: CheckpointEntry[] = [];
+      for (const [id, entry] of current) {
+        if (sameInstance(entry.writer, this.writer)) continue;
+        if (!select(structuredClone(entry))) continue;
+        if (!writerGone(entry.writer, this.writer)) continue;
+        const adopted: CheckpointEntry = { ...entry, writer: { ...this.writer } };
+        current.set(id, adopted);
+        claimed.push(structuredClone(adopted));
+      }
+      return { changed: claimed.length > 0, result: claimed };
+    });
+  }
+
+  /** The file's text; undefined when there is none. */
+  private async readText(): Promise<string | undefined> {
+    try {
+      return await readFile(this.file, "utf8");
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw err;
+    }
+  }
+
+  private report(message: string): void {
+    this.onCorrupt(this.file, new Error(`checkpoint file ${this.file}: ${message}`));
+  }
+
+  /**
+   * One read-modify-write under the lock. A corrupt file is moved aside (kept
+   * for inspection, never silently overwritten) and the change starts from no
+   * entries; a file that lost invalid entries is rewritten even when the change
+   * itself is empty, so they are reported once rather than on every read.
+   */
+  private async update<T>(change: (entries: Map<string, CheckpointEntry>) => { changed: boolean; result: T }): Promise<T> {
+    await this.ensureDir();
+    return withFileLock(
+      this.file,
+      async (assertHeld) => {
+        const text = await this.readText();
+        let entries = new Map<string, CheckpointEntry>();
+        let dropped = false;
+        if (text !== undefined) {
+          try {
+            entries = parseCheckpoint(this.file, text, (m) => {
+              dropped = true;
+              this.report(m);
+            });
+          } catch (err) {
+            if (!(err instanceof CorruptCheckpointError)) throw err;
+            assertHeld();
+            const aside = await this.moveAside();
+            this.onCorrupt(this.file, new CorruptCheckpointError(this.file, `${err.reason}; moved to ${aside}`, { cause: err }));
+          }
+        }
+        const { changed, result } = change(entries);
+        if (changed || dropped) {
+          assertHeld();
+          await writeFileAtomic(this.file, serialize(entries), FILE_MODE);
+        }
+        return result;
+      },
+      this.lockStaleMs === undefined ? {} : { staleMs: this.lockStaleMs },
+    );
+  }
+
+  /** Renames the corrupt file to `<file>.corrupt-<timestamp>` (a free name) and returns that name. */
+  private async moveAside(): Promise<string> {
+    const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+    for (let n = 0; ; n++) {
+      const target = `${this.file}.corrupt-${stamp}${n === 0 ? "" : `-${n}`}`;
+      const taken = await stat(target).then(
+        () => true,
+        () => false,
+      );
+      if (taken) continue;
+      await rename(this.file, target);
+      return target;
+    }
+  }
+
+  /** The file's directory, private to the user: entries hold command lines and paths. */
+  private async ensureDir(): Promise<void> {
+    const dir = path.dirname(this.file);
+    await mkdir(dir, { recursive: true, mode: DIR_MODE });
+    // mkdir leaves an existing directory's mode alone (and a umask may narrow a new one differently).
+    await chmod(dir, DIR_MODE).catch(() => undefined);
+  }
+}
