@@ -201,6 +201,27 @@ export class ProcessRegistry {
     return infos.sort((a, b) => b.startedAt - a.startedAt);
   }
 
+  /**
+   * What the session may see, without touching anything: processes that run
+   * (managed here or by any other registry, as the checkpoint lists them) and
+   * retained results. Adopts nothing, reads no output, notifies nobody.
+   */
+  async snapshot(sessionId: string): Promise<{ running: ProcessInfo[]; results: ProcessReceipt[] }> {
+    const running: ProcessInfo[] = [];
+    for (const record of this.#records.values()) {
+      if (record.status === "running" && (await this.#lineage.mayRead(record.entry.owner, sessionId))) running.push(recordInfo(record));
+    }
+    for (const entry of await this.#elsewhere()) {
+      if (await this.#lineage.mayRead(entry.owner, sessionId)) {
+        const info = entryInfo(entry);
+        // Nobody manages an orphan until a registry adopts it.
+        if (this.#persistence?.orphaned(entry)) delete info.managedBy;
+        running.push(info);
+      }
+    }
+    return { running: running.sort((a, b) => b.startedAt - a.startedAt), results: await this.results(sessionId) };
+  }
+
   /** Retained results (receipts) the session may read, newest first. Passive: adopts nothing, notifies nobody. */
   async results(sessionId: string): Promise<ProcessReceipt[]> {
     if (!this.#persistence) return [];
