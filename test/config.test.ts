@@ -209,6 +209,13 @@ terminal:
     });
   });
 
+  it("reads the receipt retention of the process registry", () => {
+    writeConfig("processes:\n  results:\n    max_age_days: 2.5\n    max_count: 10\n");
+    expect(loadConfig({ home }).config.processes).toEqual({ results: { maxAgeDays: 2.5, maxCount: 10 } });
+    writeConfig("processes:\n  results:\n    max_count: 0\n");
+    expect(() => loadConfig({ home })).toThrow(/processes\.results\.max_count must be a positive integer/);
+  });
+
   it("treats null values as unset and empty sections as empty", () => {
     writeConfig("tools:\n  timeout_seconds: ~\nterminal:\n  backend:\nplugins:\n  entries:\n    quiet:\ntoolsets:\n");
     const loaded = loadConfig({ home });

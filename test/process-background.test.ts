@@ -259,6 +259,24 @@ describe("terminal and process tools", () => {
     return { terminal, processTool, ctx, registry };
   }
 
+  it("takes a time limit, completion notice and watch patterns for background commands only", async () => {
+    const { terminal, processTool, ctx, registry } = tools();
+    const bad = async (args: Record<string, unknown>) => JSON.parse(await terminal({ command: "true", ...args }, ctx("A"))).error as string;
+    expect(await bad({ notify_on_complete: true })).toMatch(/background processes only/);
+    expect(await bad({ watch_patterns: ["x"] })).toMatch(/background processes only/);
+    expect(await bad({ background: true, watch_patterns: "x" })).toMatch(/watch_patterns must be an array/);
+    expect(await bad({ background: true, timeout: 700_000 })).toMatch(/timeout must be a whole number of seconds from 1 to 604800/);
+    const started = JSON.parse(
+      await terminal({ command: "echo 'server READY'; sleep 30", background: true, timeout: 1, notify_on_complete: true, watch_patterns: ["READY"] }, ctx("A")),
+    );
+    pids.push(started.pid);
+    const waited = JSON.parse(await processTool({ action: "wait", process_id: started.process_id, timeout: 15 }, ctx("A")));
+    expect(waited).toMatchObject({ status: "timed_out", reason: "its time limit ran out" });
+    const notes = registry.takeNotifications("A");
+    expect(notes.map((n) => n.type).sort()).toEqual(["completed", "watch"]);
+    expect(notes.find((n) => n.type === "watch")).toMatchObject({ pattern: "READY", line: "server READY" });
+  });
+
   it("starts a background command and manages it through the process tool", async () => {
     const { terminal, processTool, ctx } = tools();
     const started = JSON.parse(await terminal({ command: "echo ready; read -r x; echo \"got $x\"; exit 5", background: true }, ctx("A")));
