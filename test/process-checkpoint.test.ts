@@ -111,6 +111,16 @@ describe.skipIf(!onLinux)("writer identity", () => {
     expect(writerGone({ ...me, startTime: "" }, { ...me, startTime: "2" })).toBe(false);
     expect(writerGone({ ...me, pid: NO_SUCH_PID, host: `${os.hostname()}-elsewhere` })).toBe(false);
   });
+
+  it.skipIf(process.platform !== "linux")("writerGone: another boot is gone; another pid namespace (a container sharing the home) is never judged", () => {
+    const me = currentWriter();
+    expect(me.bootId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(me.pidNamespace).toMatch(/^pid:\[\d+\]$/);
+    // The pid is alive here, but it belonged to a process of an earlier boot.
+    expect(writerGone({ ...me, instance: "x", pid: process.ppid, bootId: "00000000-0000-0000-0000-000000000000" })).toBe(true);
+    // Its pid does not exist here, but pids of another namespace mean nothing here.
+    expect(writerGone({ ...me, pid: NO_SUCH_PID, pidNamespace: "pid:[1]" })).toBe(false);
+  });
 });
 
 describe("checkpoint store", () => {

@@ -68,6 +68,8 @@ function writerProblem(value: unknown): string | undefined {
   if (typeof value.startTime !== "string" || !/^\d*$/.test(value.startTime)) return "writer.startTime is not a string of digits";
   if (typeof value.host !== "string") return "writer.host is not a string";
   if (typeof value.instance !== "string" || value.instance === "") return "writer.instance is not a non-empty string";
+  if (value.bootId !== undefined && typeof value.bootId !== "string") return "writer.bootId is not a string";
+  if (value.pidNamespace !== undefined && typeof value.pidNamespace !== "string") return "writer.pidNamespace is not a string";
   return undefined;
 }
 

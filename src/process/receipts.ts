@@ -137,7 +137,15 @@ const RECEIPT_FIELDS: Record<Exclude<keyof ProcessReceipt, "writer">, Check> = {
   outputTruncated: isBoolean,
   logPath: isString,
 };
-const WRITER_FIELDS: Record<keyof WriterIdentity, Check> = { pid: isInteger, startTime: isString, host: isString, instance: isString };
+const isOptionalString: Check = (v) => v === undefined || typeof v === "string";
+const WRITER_FIELDS: Record<keyof WriterIdentity, Check> = {
+  pid: isInteger,
+  startTime: isString,
+  host: isString,
+  instance: isString,
+  bootId: isOptionalString,
+  pidNamespace: isOptionalString,
+};
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -149,7 +157,7 @@ function pick(value: unknown, fields: Record<string, Check>, prefix: string): Re
   const out: Record<string, unknown> = {};
   for (const [key, check] of Object.entries(fields)) {
     if (!check(value[key])) return `field "${prefix}${key}" is missing or invalid`;
-    out[key] = value[key];
+    if (value[key] !== undefined) out[key] = value[key];
   }
   return out;
 }

@@ -22,6 +22,10 @@ export interface WriterIdentity {
   host: string;
   /** Random id of the registry instance (two registries in one Node process differ). */
   instance: string;
+  /** The kernel's boot id (Linux): another boot means every process of the writer's is gone. */
+  bootId?: string;
+  /** The pid namespace (`pid:[n]`, Linux): containers sharing a hostname and a home see other pids, so a writer in another namespace is never judged from here. */
+  pidNamespace?: string;
 }
 
 /** One running background process, as the checkpoint file keeps it. */

@@ -8,7 +8,7 @@
  */
 
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readFileSync, readlinkSync } from "node:fs";
 import os from "node:os";
 import type { WriterIdentity } from "./types.js";
 
@@ -52,6 +52,25 @@ export function processStartTime(pid: number): string | undefined {
 }
 
 let ownStartTime: string | undefined;
+let machine: { bootId?: string; pidNamespace?: string } | undefined;
+
+/** This kernel's boot id and this process's pid namespace, where Linux tells them. */
+function machineIdentity(): { bootId?: string; pidNamespace?: string } {
+  if (machine) return machine;
+  machine = {};
+  if (process.platform !== "linux") return machine;
+  try {
+    machine.bootId = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+  } catch {
+    // Unknown: the comparison below is skipped.
+  }
+  try {
+    machine.pidNamespace = readlinkSync("/proc/self/ns/pid");
+  } catch {
+    // Unknown.
+  }
+  return machine;
+}
 
 /** This process's start time ("" where unknown); it never changes, so it is read once. */
 function selfStartTime(): string {
@@ -66,6 +85,7 @@ export function currentWriter(instance?: string): WriterIdentity {
     startTime: selfStartTime(),
     host: os.hostname(),
     instance: instance ?? randomBytes(8).toString("hex"),
+    ...machineIdentity(),
   };
 }
 
@@ -93,6 +113,10 @@ function pidExists(pid: number): boolean {
 export function writerGone(writer: WriterIdentity, self?: WriterIdentity): boolean {
   const here = self ?? currentWriter("");
   if (writer.host !== here.host) return false;
+  // Another pid namespace (a container with the same hostname and a shared home): its pids mean nothing here.
+  if (writer.pidNamespace !== undefined && here.pidNamespace !== undefined && writer.pidNamespace !== here.pidNamespace) return false;
+  // Same host name, another boot: every process of that boot is gone.
+  if (writer.bootId !== undefined && here.bootId !== undefined && writer.bootId !== here.bootId) return true;
   // Not a pid any process can have: we cannot judge, and refusing to adopt is the safe side.
   if (!Number.isSafeInteger(writer.pid) || writer.pid <= 0) return false;
   if (writer.pid === here.pid && writer.startTime === here.startTime) return false;
