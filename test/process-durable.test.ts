@@ -147,6 +147,17 @@ describe.skipIf(!distBuilt)("adoption after the host died (needs `npm run build`
     expect(await new CheckpointStore({ file: checkpointPath(home), writer: await deadWriter() }).read()).toEqual([]);
   });
 
+  it("kills an adopted process, its whole group", async () => {
+    const home = newHome();
+    const host = await startHost(home, "sleep 30 & sleep 31; wait", "s1");
+    await killHard(host.child);
+    const { registry } = setup(home);
+    const killed = await registry.kill("s1", host.id);
+    expect(killed).toMatchObject({ status: "killed", source: "live" });
+    expect(await gone(host.pid)).toBe(true);
+    expect(JSON.parse(readFileSync(receiptFile(home, host.id), "utf8")).ended).toBe("killed");
+  });
+
   it("reading results and listing passively never adopts an orphan", async () => {
     const home = newHome();
     const host = await startHost(home, "sleep 30", "s1");
