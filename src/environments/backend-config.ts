@@ -38,3 +38,26 @@ export function checkedSection(backend: string, raw: Record<string, unknown>, kn
   }
   return section;
 }
+
+/**
+ * Why `url` cannot be a cloud API's base URL, or undefined: an absolute URL
+ * without query, fragment or credentials, https (plain http only to a loopback
+ * address, for local stand-ins), because `secret` is sent with every request.
+ */
+export function apiUrlProblem(url: string, secret: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return "must be an absolute URL (https://...)";
+  }
+  if (parsed.search || parsed.hash) return "must not carry a query or a fragment";
+  if (parsed.username || parsed.password) return "must not carry credentials";
+  if (parsed.protocol === "https:") return undefined;
+  if (parsed.protocol === "http:" && isLoopback(parsed.hostname)) return undefined;
+  return `must use https (plain http only to a loopback address: ${secret} is sent with every request)`;
+}
+
+function isLoopback(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+}

@@ -18,6 +18,8 @@
  * are the vendor's general defaults.
  */
 
+import { apiUrlProblem } from "./backend-config.js";
+
 export interface DaytonaOptions {
   /** API key (`DAYTONA_API_KEY`). Never logged or shown. */
   apiKey?: string;
@@ -265,23 +267,9 @@ export function mergeDaytonaOptions(section: Record<string, unknown> | undefined
   return { ...daytonaOptionsFromEnv(env), ...daytonaOptionsFromConfig(section) };
 }
 
-/** Why `url` cannot be the API's base URL, or undefined. */
+/** Why `url` cannot be the Daytona API's base URL, or undefined. */
 export function daytonaApiUrlProblem(url: string): string | undefined {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return "must be an absolute URL (https://...)";
-  }
-  if (parsed.search || parsed.hash) return "must not carry a query or a fragment";
-  if (parsed.username || parsed.password) return "must not carry credentials";
-  if (parsed.protocol === "https:") return undefined;
-  if (parsed.protocol === "http:" && isLoopback(parsed.hostname)) return undefined;
-  return "must use https (plain http only to a loopback address: the API key is sent with every request)";
-}
-
-function isLoopback(hostname: string): boolean {
-  return hostname === "localhost" || hostname === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+  return apiUrlProblem(url, "the API key");
 }
 
 function isCidr(value: string): boolean {

@@ -14,6 +14,8 @@
  * No message built here contains a token.
  */
 
+import { apiUrlProblem } from "./backend-config.js";
+
 /** How the sandbox may reach the network: Vercel's two modes, or the only domains allowed. */
 export type VercelSandboxNetwork = "allow-all" | "deny-all" | readonly string[];
 
@@ -144,7 +146,7 @@ export function vercelSandboxOptionsFromConfig(section: Record<string, unknown> 
   if (projectId !== undefined) options.projectId = projectId;
   const apiUrl = str("api_url");
   if (apiUrl !== undefined) {
-    const problem = apiUrlProblem(apiUrl);
+    const problem = apiUrlProblem(apiUrl, "the token");
     if (problem) throw new Error(`${SECTION}.api_url ${problem}`);
     options.apiUrl = apiUrl;
   }
@@ -204,24 +206,6 @@ export function mergeVercelSandboxOptions(section: Record<string, unknown> | und
   return { ...vercelSandboxOptionsFromEnv(env), ...vercelSandboxOptionsFromConfig(section) };
 }
 
-/** Why `url` cannot be the API's base URL, or undefined. */
-export function apiUrlProblem(url: string): string | undefined {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return "must be an absolute URL (https://...)";
-  }
-  if (parsed.search || parsed.hash) return "must not carry a query or a fragment";
-  if (parsed.username || parsed.password) return "must not carry credentials";
-  if (parsed.protocol === "https:") return undefined;
-  if (parsed.protocol === "http:" && isLoopback(parsed.hostname)) return undefined;
-  return "must use https (plain http only to a loopback address: the token is sent with every request)";
-}
-
-function isLoopback(hostname: string): boolean {
-  return hostname === "localhost" || hostname === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
-}
 
 /** What a sandbox is created with. */
 export interface VercelCredentials {
