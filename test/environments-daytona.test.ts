@@ -458,11 +458,11 @@ describe("daytona transport (stand-in)", () => {
     await expect(DaytonaTransport.open("bad-key", { apiKey: "dtn_wrong_key_123", apiUrl: standIn.apiUrl })).rejects.toThrow(
       /creating Daytona sandbox mibyan-bad-key-[0-9a-f]{8} from the default snapshot failed: HTTP 401: Unauthorized \(check DAYTONA_API_KEY/,
     );
-    // A server that echoes the key back: the message carries *** instead.
+    // A server that echoes the key back: the message carries [REDACTED] instead.
     standIn.failNext("POST", /^\/api\/sandbox$/, 400, `invalid request from key ${API_KEY}`);
     const err = (await DaytonaTransport.open("echo-key", options()).catch((e: unknown) => e)) as Error;
     expect(err).toBeInstanceOf(Error);
-    expect(err.message).toMatch(/HTTP 400: invalid request from key \*\*\*/);
+    expect(err.message).toMatch(/HTTP 400: invalid request from key \[REDACTED\]/);
     expect(err.message).not.toContain(API_KEY);
     expect(String(err.stack)).not.toContain(API_KEY);
     expect((err as Error & { cause?: unknown }).cause).toBeUndefined();

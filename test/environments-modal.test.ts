@@ -312,7 +312,7 @@ describe("modal backend: errors", () => {
     const live = standIn.liveSandboxes().length;
     standIn.failNext("SandboxCreateV2", { code: Status.RESOURCE_EXHAUSTED, details: `no capacity for ${TOKEN_ID}:${TOKEN_SECRET}` });
     const error = (await create({ ...credentials }).catch((err: Error) => err)) as Error;
-    expect(error.message).toMatch(/^modal: creating a sandbox .* failed: .*RESOURCE_EXHAUSTED: no capacity for \[redacted\]:\[redacted\]/);
+    expect(error.message).toMatch(/^modal: creating a sandbox .* failed: .*RESOURCE_EXHAUSTED: no capacity for \[REDACTED\]:\[REDACTED\]/);
     expect(error.message).not.toContain(TOKEN_SECRET);
     expect(error.message).not.toContain(TOKEN_ID);
     expect(standIn.liveSandboxes()).toHaveLength(live);

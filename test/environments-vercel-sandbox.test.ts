@@ -335,7 +335,7 @@ describe("vercel_sandbox transport against the stand-in", () => {
     // A server message that echoes the token is redacted too.
     standIn.failNext("POST", /^\/v3\/sandboxes$/, 400, `token ${TOKEN} is not allowed here`);
     const echoed = (await VercelSandboxTransport.open("echo", options()).catch((err: Error) => err)) as Error;
-    expect(echoed.message).toMatch(/HTTP 400: token \*\*\* is not allowed here/);
+    expect(echoed.message).toMatch(/HTTP 400: token \[REDACTED\] is not allowed here/);
     expect(echoed.message).not.toContain(TOKEN);
 
     await expect(VercelSandboxTransport.open("no-creds", { apiUrl: standIn.apiUrl })).rejects.toThrow(/cannot create a Vercel sandbox: no Vercel credentials/);

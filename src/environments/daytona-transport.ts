@@ -46,7 +46,6 @@
  */
 
 import { randomBytes } from "node:crypto";
-import { createRequire } from "node:module";
 
 import type { CreateSandboxFromImageParams, CreateSandboxFromSnapshotParams, Daytona, DaytonaConfig, Sandbox } from "@daytonaio/sdk";
 
@@ -61,6 +60,7 @@ import {
 } from "./daytona-options.js";
 import { decodeLog, FramedOutput, frameCommand } from "./daytona-output.js";
 import type { SandboxCommand, SandboxCommandEnd, SandboxTransport } from "./sandbox-transport.js";
+import { packageInstalled, scrubCredentials } from "./vendor-sdk.js";
 
 /** The npm package this backend drives. */
 export const DAYTONA_SDK = "@daytonaio/sdk";
@@ -84,19 +84,9 @@ export function daytonaKeepAliveMs(options: DaytonaOptions): number | undefined 
 
 type SdkModule = typeof import("@daytonaio/sdk");
 
-let sdkInstalled: boolean | undefined;
-
-/** Whether `@daytonaio/sdk` can be imported here (checked once). */
+/** Whether `@daytonaio/sdk` can be imported here. */
 export function daytonaSdkInstalled(): boolean {
-  if (sdkInstalled === undefined) {
-    try {
-      createRequire(import.meta.url).resolve(DAYTONA_SDK);
-      sdkInstalled = true;
-    } catch {
-      sdkInstalled = false;
-    }
-  }
-  return sdkInstalled;
+  return packageInstalled(DAYTONA_SDK);
 }
 
 async function loadSdk(): Promise<SdkModule> {
@@ -107,13 +97,9 @@ async function loadSdk(): Promise<SdkModule> {
   }
 }
 
-/** `message` with every secret replaced by `***`. */
+/** `message` with every secret replaced. */
 export function redact(message: string, secrets: readonly string[]): string {
-  let out = message;
-  for (const secret of secrets) {
-    if (secret.length >= 4) out = out.split(secret).join("***");
-  }
-  return out;
+  return scrubCredentials(message, secrets);
 }
 
 /** The HTTP status of an SDK error (duck-typed: the classes live in the lazily loaded SDK). */

@@ -29,6 +29,7 @@ import { createHash } from "node:crypto";
 import type { ContainerProcess, Logger, ModalClient, Sandbox } from "modal";
 
 import type { SandboxCommand, SandboxCommandEnd, SandboxTransport } from "./sandbox-transport.js";
+import { scrubCredentials } from "./vendor-sdk.js";
 
 /** What opening one sandbox needs; `modal.ts` derives it from the backend's options. */
 export interface ModalSandboxSpec {
@@ -72,8 +73,7 @@ export function loadModalSdk(): Promise<ModalSdk> {
 
 /** Replaces every occurrence of the credentials in `text`. */
 export function redactor(secrets: readonly (string | undefined)[]): (text: string) => string {
-  const values = secrets.filter((s): s is string => typeof s === "string" && s.length >= 4);
-  return (text) => values.reduce((out, value) => out.split(value).join("[redacted]"), text);
+  return (text) => scrubCredentials(text, secrets);
 }
 
 /**

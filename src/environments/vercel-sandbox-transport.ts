@@ -25,12 +25,12 @@
  */
 
 import { randomBytes } from "node:crypto";
-import { createRequire } from "node:module";
 
 import type { Command, Sandbox } from "@vercel/sandbox";
 
 import type { SandboxCommand, SandboxCommandEnd, SandboxTransport } from "./sandbox-transport.js";
 import { resolveVercelCredentials, VERCEL_SANDBOX_DEFAULTS, type VercelCredentials, type VercelSandboxOptions } from "./vercel-sandbox-options.js";
+import { packageInstalled, scrubCredentials } from "./vendor-sdk.js";
 
 /** The npm package this backend drives. */
 export const VERCEL_SANDBOX_SDK = "@vercel/sandbox";
@@ -42,19 +42,9 @@ const CLOSE_TIMEOUT_MS = 60_000;
 
 type SdkModule = typeof import("@vercel/sandbox");
 
-let sdkInstalled: boolean | undefined;
-
-/** Whether `@vercel/sandbox` can be imported here (checked once). */
+/** Whether `@vercel/sandbox` can be imported here. */
 export function vercelSdkInstalled(): boolean {
-  if (sdkInstalled === undefined) {
-    try {
-      createRequire(import.meta.url).resolve(VERCEL_SANDBOX_SDK);
-      sdkInstalled = true;
-    } catch {
-      sdkInstalled = false;
-    }
-  }
-  return sdkInstalled;
+  return packageInstalled(VERCEL_SANDBOX_SDK);
 }
 
 async function loadSdk(): Promise<SdkModule> {
@@ -65,13 +55,9 @@ async function loadSdk(): Promise<SdkModule> {
   }
 }
 
-/** `message` with every secret replaced by `***`. */
+/** `message` with every secret replaced. */
 export function redact(message: string, secrets: readonly string[]): string {
-  let out = message;
-  for (const secret of secrets) {
-    if (secret.length >= 4) out = out.split(secret).join("***");
-  }
-  return out;
+  return scrubCredentials(message, secrets);
 }
 
 /** A `fetch` sending the SDK's requests to `apiUrl` instead of `https://vercel.com/api`. */
