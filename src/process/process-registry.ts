@@ -80,6 +80,13 @@ export interface LogLines {
   totalLines: number;
 }
 
+/**
+ * Ended processes kept in memory (with their output buffers) for quick follow-up
+ * calls; older ones are answered from their receipts. Without receipts (no
+ * home) a larger number is kept, then the oldest are forgotten.
+ */
+const KEEP_ENDED_WITH_RECEIPT = 64;
+const KEEP_ENDED_WITHOUT_RECEIPT = 512;
 /** Longest piece of log read by one status call. */
 const READ_CHUNK_BYTES = 256 * 1024;
 /** Time allowed for one bookkeeping command in the environment. */
@@ -577,6 +584,7 @@ export class ProcessRegistry {
       record.reason = reason;
       record.release?.();
       record.release = undefined;
+      this.#evictEnded();
       const last = record.watcher?.end(endedAt);
       if (last) this.#notifications.push(this.#watchNotification(record, last));
       if (record.entry.notifyOnComplete) {
@@ -593,6 +601,15 @@ export class ProcessRegistry {
       }
     })();
     return record.finishing;
+  }
+
+  /** Forgets the oldest ended records beyond the limits (callers holding one keep their reference). */
+  #evictEnded(): void {
+    const ended = [...this.#records.values()].filter((r) => r.status !== "running").sort((a, b) => (a.endedAt ?? 0) - (b.endedAt ?? 0));
+    const withReceipt = ended.filter((r) => r.receipt !== undefined);
+    for (const record of withReceipt.slice(0, Math.max(0, withReceipt.length - KEEP_ENDED_WITH_RECEIPT))) this.#records.delete(record.entry.id);
+    const without = ended.filter((r) => r.receipt === undefined);
+    for (const record of without.slice(0, Math.max(0, without.length - KEEP_ENDED_WITHOUT_RECEIPT))) this.#records.delete(record.entry.id);
   }
 
   #schedulePolling(): void {
