@@ -26,6 +26,7 @@
 
 import { hasBareNewline } from "./bare-newline.js";
 import type { SyntaxNode as Node } from "./syntax-tree.js";
+import type { TimeBudget } from "./time-budget.js";
 import type { Command, CompoundCommand, Pipeline, Redirect, Script, SimpleCommand, Substitution, Word } from "./types.js";
 import {
   closingDoubleQuote,
@@ -48,8 +49,8 @@ import {
 export interface BuildState {
   problems: string[];
   maxDepth: number;
-  /** `performance.now()` value after which building stops. */
-  deadline: number;
+  /** Building stops once it is spent. */
+  budget: TimeBudget;
   /** Parses nested shell text (backticks with escapes, heredoc bodies' substitutions); null when the time budget ran out. */
   parseNested(text: string): Node | null;
   /** Set once the matching problem has been recorded. */
@@ -163,7 +164,7 @@ class Ctx implements WordContext {
   }
 
   outOfTime(): boolean {
-    if (performance.now() <= this.state.deadline) return false;
+    if (!this.state.budget.expired()) return false;
     if (!this.state.timeReported) {
       this.state.timeReported = true;
       this.problem("time budget exceeded while reading the command: the rest is not analysed");

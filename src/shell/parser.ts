@@ -13,6 +13,7 @@ import type { Parser, ParseOptions as TreeSitterParseOptions, Tree } from "web-t
 import { buildScript, type BuildState } from "./build-model.js";
 import { fastSyntaxTree } from "./fast-parse.js";
 import { separateHeredocLines } from "./heredoc-lines.js";
+import { NO_TIME_LIMIT, timeBudget, type TimeBudget } from "./time-budget.js";
 import { copyTree, directCursorBinding, languageTables, sameTree, type DirectCursorBinding, type LanguageTables, type SyntaxNode } from "./syntax-tree.js";
 import type { ParseOptions, ParseResult } from "./types.js";
 
@@ -41,8 +42,8 @@ export function setShellFastPath(enabled: boolean): boolean {
   return previous;
 }
 
-/** `performance.now()` value after which the current parse is cancelled. */
-let deadline = 0;
+/** The current parse's budget; the parse is cancelled once it is spent. */
+let budget: TimeBudget = NO_TIME_LIMIT;
 let cancelled = false;
 /**
  * web-tree-sitter 0.25 calls the progress callback periodically while parsing (and while
@@ -50,7 +51,7 @@ let cancelled = false;
  * says `void`, the runtime reads the boolean.
  */
 const progressCallback = (): boolean => {
-  if (performance.now() > deadline) {
+  if (budget.expired()) {
     cancelled = true;
     return true;
   }
@@ -103,8 +104,8 @@ function checkedBinding(p: Parser, t: LanguageTables, binding: DirectCursorBindi
       const tree = p.parse(text);
       if (!tree) return null;
       try {
-        const viaPublic = copyTree(tree, t, Infinity, null);
-        const viaDirect = copyTree(tree, t, Infinity, binding);
+        const viaPublic = copyTree(tree, t, NO_TIME_LIMIT, null);
+        const viaDirect = copyTree(tree, t, NO_TIME_LIMIT, binding);
         if (!viaPublic || !viaDirect || !sameTree(viaPublic, viaDirect)) return null;
       } finally {
         tree.delete();
@@ -158,11 +159,11 @@ export function parseShell(source: string, options: ParseOptions = {}): ParseRes
   }
   if (source.length === 0) return { script: { pipelines: [], text: "" }, problems: [] };
 
-  deadline = performance.now() + timeBudgetMs;
+  budget = timeBudget(timeBudgetMs);
   const state: BuildState = {
     problems: [],
     maxDepth,
-    deadline,
+    budget,
     parseNested: (text) => run(p, t, text, state, timeBudgetMs),
   };
   const root = run(p, t, source, state, timeBudgetMs);
@@ -181,7 +182,7 @@ export function parseShell(source: string, options: ParseOptions = {}): ParseRes
 }
 
 /**
- * Parses `text` within the current deadline and copies the tree into plain objects (the wasm
+ * Parses `text` within the current time budget and copies the tree into plain objects (the wasm
  * tree is freed at once); null, with a problem recorded, when the budget ran out.
  */
 function run(p: Parser, t: LanguageTables, text: string, state: BuildState, budgetMs: number): SyntaxNode | null {
@@ -209,7 +210,7 @@ function run(p: Parser, t: LanguageTables, text: string, state: BuildState, budg
     return null;
   }
   try {
-    const root = copyTree(tree, t, deadline, direct);
+    const root = copyTree(tree, t, budget, direct);
     if (!root) {
       const message = `parse time budget of ${budgetMs} ms exceeded; not analysed`;
       if (!state.problems.includes(message)) state.problems.push(message);
@@ -230,7 +231,7 @@ export function fullSyntaxTree(text: string): SyntaxNode | null {
   const p = parser;
   const t = tables;
   if (!p || !t) return null;
-  deadline = Infinity;
+  budget = NO_TIME_LIMIT;
   cancelled = false;
   const tree = p.parse(text, null, treeSitterOptions);
   if (!tree) {
@@ -238,7 +239,7 @@ export function fullSyntaxTree(text: string): SyntaxNode | null {
     return null;
   }
   try {
-    return copyTree(tree, t, Infinity, direct);
+    return copyTree(tree, t, NO_TIME_LIMIT, direct);
   } finally {
     tree.delete();
   }

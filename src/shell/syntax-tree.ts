@@ -20,6 +20,7 @@
  */
 
 import type { Language, Tree, TreeCursor } from "web-tree-sitter";
+import type { TimeBudget } from "./time-budget.js";
 
 export interface SyntaxNode {
   readonly type: string;
@@ -215,22 +216,21 @@ class DirectWalker implements Walker {
 }
 
 /**
- * Copies `tree` into plain objects. Returns null when `deadline` (a `performance.now()` value)
- * passes during the copy. Iterative: a tree thousands of levels deep does not touch the stack.
+ * Copies `tree` into plain objects. Returns null when `budget` is spent during the copy. Iterative: a tree thousands of levels deep does not touch the stack.
  * With `direct`, the cursor is driven through the module's functions (see `DirectWalker`).
  */
-export function copyTree(tree: Tree, tables: LanguageTables, deadline: number, direct: DirectCursorBinding | null = null): SyntaxNode | null {
+export function copyTree(tree: Tree, tables: LanguageTables, budget: TimeBudget, direct: DirectCursorBinding | null = null): SyntaxNode | null {
   const withErrors = tree.rootNode.hasError;
   const address = direct ? treeAddress(tree) : null;
   const cursor: Walker = direct && address !== null ? DirectWalker.open(direct, address) : new PublicWalker(tree.walk());
   try {
-    return walk(cursor, tables, withErrors, deadline);
+    return walk(cursor, tables, withErrors, budget);
   } finally {
     cursor.close();
   }
 }
 
-function walk(cursor: Walker, tables: LanguageTables, withErrors: boolean, deadline: number): SyntaxNode | null {
+function walk(cursor: Walker, tables: LanguageTables, withErrors: boolean, budget: TimeBudget): SyntaxNode | null {
   const root = make(cursor, tables, withErrors, null);
   if (!cursor.firstChild()) {
     root.startIndex = cursor.start();
@@ -246,7 +246,7 @@ function walk(cursor: Walker, tables: LanguageTables, withErrors: boolean, deadl
     if (parent.children === NO_CHILDREN) parent.children = [node];
     else (parent.children as SyntaxNode[]).push(node);
     if (withErrors && (node.isMissing || node.type === "ERROR")) markErrors(node);
-    if ((++count & 1023) === 0 && performance.now() > deadline) return null;
+    if ((++count & 1023) === 0 && budget.expired()) return null;
     if (cursor.firstChild()) {
       parent = node;
       continue;
