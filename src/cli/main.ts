@@ -115,6 +115,29 @@ function buildProgram(): Command {
       process.exitCode = await revokeCommand(id, options.json === true);
     });
 
+  const processes = program
+    .command("processes")
+    .description("List or show the background processes of a session and their retained results (reads only; adopts nothing).");
+  processes
+    .command("list", { isDefault: true })
+    .description("List the session's running processes and the results of ended ones.")
+    .option("--session <id>", "the session whose processes to list (default: default, as mibyan call)")
+    .option("--json", "print JSON: {session,running:[...],ended:[...]}")
+    .action(async (options: { session?: string; json?: boolean }) => {
+      const { listProcessesCommand } = await import("./commands/processes.js");
+      process.exitCode = await listProcessesCommand(options);
+    });
+  processes
+    .command("show")
+    .description("Show one process: the receipt (exit code, output) of an ended one, or the state of a running one.")
+    .argument("<id>", "the process id (proc_...), as terminal or mibyan processes shows it")
+    .option("--session <id>", "the session the process belongs to (default: default, as mibyan call)")
+    .option("--json", "print the receipt as JSON (snake_case fields)")
+    .action(async (id: string, options: { session?: string; json?: boolean }) => {
+      const { showProcessCommand } = await import("./commands/processes.js");
+      process.exitCode = await showProcessCommand(id, options);
+    });
+
   return program;
 }
 
