@@ -85,7 +85,7 @@ afterEach(async () => {
       // already gone
     }
   }
-  for (const registry of registries.splice(0)) registry.dispose();
+  await Promise.all(registries.splice(0).map((registry) => registry.dispose()));
   await Promise.all(managers.splice(0).map((m) => m.closeAll()));
 });
 
@@ -236,7 +236,7 @@ describe("process registry (local backend)", () => {
     const env = await manager.get("t10");
     const info = await registry.start(env, "sleep 0.3; echo later", { sessionId: "s1" });
     pids.push(info.pid);
-    registry.dispose();
+    await registry.dispose();
     await manager.closeAll();
     // Nobody polls it now; it runs on and records its end in its directory.
     await new Promise((r) => setTimeout(r, 800));

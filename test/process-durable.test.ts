@@ -33,7 +33,7 @@ const children: ChildProcess[] = [];
 const pids: number[] = [];
 
 afterAll(async () => {
-  for (const registry of registries) registry.dispose();
+  await Promise.all(registries.map((registry) => registry.dispose()));
   for (const child of children) child.kill("SIGKILL");
   for (const pid of pids) {
     try {
@@ -144,7 +144,23 @@ describe.skipIf(!distBuilt)("adoption after the host died (needs `npm run build`
     const receipt = JSON.parse(readFileSync(receiptFile(home, host.id), "utf8"));
     expect(receipt).toMatchObject({ id: host.id, owner: "s1", exitCode: 7, ended: "exited", output: "before\nafter\n" });
     expect(statSync(receiptFile(home, host.id)).mode & 0o777).toBe(0o600);
+    // The unredacted log went with its directory once the receipt kept all of the output.
+    expect(existsSync(path.dirname(receipt.logPath))).toBe(false);
+    expect((await registry.log("s1", host.id)).lines).toEqual(["before", "after"]);
     expect(await new CheckpointStore({ file: checkpointPath(home), writer: await deadWriter() }).read()).toEqual([]);
+  });
+
+  it("dates the end of a process that ended while nobody watched by its exit file, not by the adoption", async () => {
+    const home = newHome();
+    const host = await startHost(home, "exit 3", "s1");
+    await killHard(host.child);
+    await new Promise((r) => setTimeout(r, 2_500));
+    const { registry } = setup(home);
+    const done = await registry.wait("s1", host.id, 15_000);
+    expect(done).toMatchObject({ status: "exited", exitCode: 3 });
+    const receipt = JSON.parse(readFileSync(receiptFile(home, host.id), "utf8"));
+    // Second precision: well under the 2.5 s that passed before the adoption.
+    expect(receipt.durationMs).toBeLessThan(2_000);
   });
 
   it("kills an adopted process, its whole group", async () => {

@@ -31,7 +31,7 @@ import { PTY_CHECK, PTY_RUNNER } from "../terminal/pty-command.js";
 /** Exit code the launcher uses when it cannot prepare the directory. */
 const LAUNCH_FAILED = 90;
 
-/** First line of every status answer: `mibyan-bg <end offset> <exit code or -> <alive 0|1> <size> <pid state> <timed out 0|1>`. */
+/** First line of every status answer: `mibyan-bg <end offset> <exit code or -> <alive 0|1> <size> <pid state> <timed out 0|1> <exit file mtime (s) or ->`. */
 const STATUS_TAG = "mibyan-bg";
 
 /**
@@ -131,11 +131,12 @@ export function statusScript(dir: string, offset: number, maxBytes: number): str
     ...aliveCheck(dir),
     `ec=-; [ -r ${d}/exit ] && read -r ec < ${d}/exit`,
     `to=0; [ -e ${d}/timedout ] && to=1`,
+    `em=-; [ -r ${d}/exit ] && em=$(stat -c %Y ${d}/exit 2>/dev/null || echo -)`,
     `size=$(stat -c %s ${d}/log 2>/dev/null || wc -c < ${d}/log)`,
     `off=${Math.max(0, Math.floor(offset))}; end=$((off + ${Math.max(0, Math.floor(maxBytes))}))`,
     `[ "$end" -gt "$size" ] && end=$size`,
     `[ "$end" -lt "$off" ] && end=$off`,
-    `printf '${STATUS_TAG} %s %s %s %s %s %s\\n' "$end" "\${ec:--}" "$alive" "$size" "$pidstate" "$to"`,
+    `printf '${STATUS_TAG} %s %s %s %s %s %s %s\\n' "$end" "\${ec:--}" "$alive" "$size" "$pidstate" "$to" "\${em:--}"`,
     `[ "$end" -gt "$off" ] && tail -c +$((off + 1)) ${d}/log | head -c $((end - off))`,
     `exit 0`,
   ].join("\n");
@@ -150,6 +151,8 @@ export interface BackgroundStatus {
   pidState: "alive" | "none" | "recycled";
   /** The watchdog ended the command at its time limit. */
   timedOut: boolean;
+  /** When the exit file was written (ms since the epoch, second precision), if it was. */
+  endedAt: number | undefined;
   /** The command's exit code, once it ended normally or by a signal it did not survive. */
   exitCode: number | undefined;
   /** The log offset just after `output`. */
@@ -165,9 +168,9 @@ export function parseStatus(text: string): BackgroundStatus | undefined {
   const newline = text.indexOf("\n");
   const header = newline < 0 ? text : text.slice(0, newline);
   if (header === `${STATUS_TAG} gone`) {
-    return { gone: true, alive: false, pidState: "none", timedOut: false, exitCode: undefined, end: 0, size: 0, output: "" };
+    return { gone: true, alive: false, pidState: "none", timedOut: false, endedAt: undefined, exitCode: undefined, end: 0, size: 0, output: "" };
   }
-  const match = new RegExp(`^${STATUS_TAG} (\\d+) (-|\\d+) ([01]) (\\d+) (alive|none|recycled) ([01])$`).exec(header);
+  const match = new RegExp(`^${STATUS_TAG} (\\d+) (-|\\d+) ([01]) (\\d+) (alive|none|recycled) ([01]) (-|\\d+)$`).exec(header);
   if (!match) return undefined;
   return {
     gone: false,
@@ -177,6 +180,7 @@ export function parseStatus(text: string): BackgroundStatus | undefined {
     size: Number(match[4]),
     pidState: match[5] as BackgroundStatus["pidState"],
     timedOut: match[6] === "1",
+    endedAt: match[7] === "-" ? undefined : Number(match[7]) * 1000,
     output: newline < 0 ? "" : text.slice(newline + 1),
   };
 }

@@ -80,6 +80,7 @@ export function checkpointEntryProblem(value: unknown): string | undefined {
   for (const key of ["owner", "taskId", "backend", "startTime", "command", "dir", "logPath", "startedAt"] as const) {
     if (typeof value[key] !== "string") return `${key} is not a string`;
   }
+  if (!Number.isFinite(Date.parse(value.startedAt as string))) return "startedAt is not a date";
   if (!isPosInt(value.pid)) return "pid is not a positive integer";
   if (!isPosInt(value.pgid)) return "pgid is not a positive integer";
   if (value.cwd !== null && typeof value.cwd !== "string") return "cwd is neither a string nor null";

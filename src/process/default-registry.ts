@@ -17,6 +17,6 @@ export function getProcessRegistry(): ProcessRegistry {
 
 /** Replaces the process-wide registry (tests, embedders with their own options). The old one stops polling. */
 export function setProcessRegistry(registry: ProcessRegistry): void {
-  if (current !== registry) current?.dispose();
+  if (current !== registry) void current?.dispose();
   current = registry;
 }

@@ -64,6 +64,8 @@ export interface ProcessRecord {
   finishing: Promise<void> | undefined;
   release: (() => void) | undefined;
   receipt: ProcessReceipt | undefined;
+  /** Its directory in the environment was removed (the receipt keeps the end of the output). */
+  logRemoved: boolean;
   warning: string | undefined;
 }
 
@@ -84,6 +86,7 @@ export function newProcessRecord(entry: CheckpointEntry, env: Environment | unde
     finishing: undefined,
     release: undefined,
     receipt: undefined,
+    logRemoved: false,
     warning: undefined,
   };
 }

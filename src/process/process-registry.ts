@@ -26,7 +26,17 @@ import type { Environment, EnvironmentProvider } from "../environments/types.js"
 import { redactSecrets } from "../redaction/redact.js";
 import { NO_PTY_MESSAGE } from "../terminal/pty-command.js";
 import { currentWriter } from "./writer-identity.js";
-import { killScript, launchScript, logLinesScript, parseLaunch, parseStatus, statusScript, writeScript, closeInputScript } from "./background-scripts.js";
+import {
+  closeInputScript,
+  killScript,
+  launchScript,
+  logLinesScript,
+  parseLaunch,
+  parseStatus,
+  removeScript,
+  statusScript,
+  writeScript,
+} from "./background-scripts.js";
 import { ProcessNotFoundError, ProcessStateError } from "./process-errors.js";
 import { ProcessPersistence, type PersistenceOptions } from "./process-persistence.js";
 import { newProcessRecord, recordInfo, receiptInfo, entryInfo, type ProcessInfo, type ProcessRecord } from "./process-record.js";
@@ -218,7 +228,7 @@ export class ProcessRegistry {
     for (const record of this.#records.values()) {
       if (record.status === "running" && (await this.#lineage.mayRead(record.entry.owner, sessionId))) running.push(recordInfo(record));
     }
-    for (const entry of await this.#elsewhere()) {
+    for (const entry of await this.#elsewhere(true)) {
       if (await this.#lineage.mayRead(entry.owner, sessionId)) {
         const info = entryInfo(entry);
         // Nobody manages an orphan until a registry adopts it.
@@ -226,7 +236,10 @@ export class ProcessRegistry {
         running.push(info);
       }
     }
-    return { running: running.sort((a, b) => b.startedAt - a.startedAt), results: await this.results(sessionId) };
+    const results = await this.results(sessionId);
+    // A process that just ended can be in both for a moment (receipt written, checkpoint entry not yet removed).
+    const ended = new Set(results.map((r) => r.id));
+    return { running: running.filter((p) => !ended.has(p.id)).sort((a, b) => b.startedAt - a.startedAt), results };
   }
 
   /** Retained results (receipts) the session may read, newest first. Passive: adopts nothing, notifies nobody. */
@@ -263,6 +276,8 @@ export class ProcessRegistry {
     const found = await this.#find(sessionId, id);
     const limit = Math.max(1, Math.floor(options.limit ?? 200));
     if (found.kind === "receipt") return sliceLines(found.receipt.output, options.offset, limit);
+    // Its log was removed once the receipt held what is kept of it.
+    if (found.kind === "live" && found.record.logRemoved && found.record.receipt) return sliceLines(found.record.receipt.output, options.offset, limit);
     const env = found.kind === "live" ? undefined : await this.#provider().then((p) => p?.get(found.entry.taskId));
     const dir = found.kind === "live" ? found.record.entry.dir : found.entry.dir;
     const read = async (from: number, to: number) => {
@@ -361,14 +376,21 @@ export class ProcessRegistry {
     return this.#notifications.subscribe(listener);
   }
 
-  /** Stops the background polling (processes keep running, and stay in the checkpoint for a later registry). */
-  dispose(): void {
+  /**
+   * Stops the background polling (processes keep running, and stay in the
+   * checkpoint for a later registry) and removes the logs of ended processes
+   * whose receipts are written (their environments permitting).
+   */
+  async dispose(): Promise<void> {
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = undefined;
+    const ended: ProcessRecord[] = [];
     for (const record of this.#records.values()) {
       record.release?.();
       record.release = undefined;
+      if (record.status !== "running" && record.receipt) ended.push(record);
     }
+    await Promise.all(ended.map((record) => this.#removeFiles(record)));
   }
 
   // ---- lookup -------------------------------------------------------------
@@ -420,7 +442,15 @@ export class ProcessRegistry {
 
   async #receiptFor(sessionId: string, id: string): Promise<ProcessReceipt | undefined> {
     if (!this.#persistence || !ProcessPersistence.validId(id)) return undefined;
-    const receipt = await this.#persistence.receipts.read(id);
+    let receipt: ProcessReceipt | undefined;
+    try {
+      receipt = await this.#persistence.receipts.read(id);
+    } catch (err) {
+      // A corrupt file must not tell another session that the id exists; the owner is warned.
+      if ((err as { code?: unknown }).code !== "corrupt_receipt") throw err;
+      process.emitWarning((err as Error).message, "MibyanWarning");
+      return undefined;
+    }
     if (!receipt || !(await this.#lineage.mayRead(receipt.owner, sessionId))) return undefined;
     return receipt;
   }
@@ -438,10 +468,15 @@ export class ProcessRegistry {
     return receiptInfo(await this.result(sessionId, id));
   }
 
-  /** Checkpoint entries that another live registry manages. */
-  async #elsewhere(): Promise<CheckpointEntry[]> {
+  /**
+   * Checkpoint entries that another registry manages (or managed). `strict`:
+   * a corrupt checkpoint is an error (a listing must not say "nothing runs"
+   * when it cannot tell); otherwise only this registry's own processes count.
+   */
+  async #elsewhere(strict = false): Promise<CheckpointEntry[]> {
     if (!this.#persistence) return [];
-    const entries = await this.#persistence.checkpoint.read().catch(() => [] as CheckpointEntry[]);
+    const read = this.#persistence.checkpoint.read();
+    const entries = strict ? await read : await read.catch(() => [] as CheckpointEntry[]);
     return entries.filter((e) => e.writer.instance !== this.#writer.instance && !this.#records.has(e.id));
   }
 
@@ -541,7 +576,9 @@ export class ProcessRegistry {
       if (status.end < status.size) continue;
       if (status.exitCode !== undefined) {
         const ending: ProcessEnding = record.killRequested ? "killed" : status.timedOut ? "timed_out" : "exited";
-        return this.#finish(record, ending, status.exitCode, status.timedOut ? "its time limit ran out" : null);
+        // An adopted process may have ended long before anyone looked: its exit file says when.
+        const endedAt = record.adopted && status.endedAt !== undefined ? Math.min(Date.now(), status.endedAt) : undefined;
+        return this.#finish(record, ending, status.exitCode, status.timedOut ? "its time limit ran out" : null, endedAt);
       }
       if (status.pidState === "recycled") {
         return this.#finish(record, "lost", undefined, `pid ${record.entry.pid} now belongs to another process (its start time changed); it was not signalled`);
@@ -566,10 +603,10 @@ export class ProcessRegistry {
    * Ends a record: writes its receipt, drops it from the checkpoint, and only
    * then marks it ended, so whoever waits on it finds the receipt written.
    */
-  #finish(record: ProcessRecord, ending: ProcessEnding, exitCode: number | undefined, reason: string | null): Promise<void> {
+  #finish(record: ProcessRecord, ending: ProcessEnding, exitCode: number | undefined, reason: string | null, endedAtGiven?: number): Promise<void> {
     if (record.status !== "running") return Promise.resolve();
     record.finishing ??= (async () => {
-      const endedAt = Date.now();
+      const endedAt = endedAtGiven ?? Date.now();
       if (this.#persistence) {
         try {
           record.receipt = await this.#persistence.writeReceipt(record, ending, exitCode, reason, endedAt);
@@ -578,6 +615,9 @@ export class ProcessRegistry {
         }
         await this.#persistence.checkpoint.remove([record.entry.id], { force: true }).catch(() => undefined);
       }
+      // The log holds the output unredacted: once the receipt keeps all of it (redacted), it goes.
+      // A longer log stays for `log` until the record is evicted or the registry disposed.
+      if (record.receipt && !record.receipt.outputTruncated) await this.#removeFiles(record);
       record.status = ending;
       record.exitCode = exitCode;
       record.endedAt = endedAt;
@@ -607,9 +647,26 @@ export class ProcessRegistry {
   #evictEnded(): void {
     const ended = [...this.#records.values()].filter((r) => r.status !== "running").sort((a, b) => (a.endedAt ?? 0) - (b.endedAt ?? 0));
     const withReceipt = ended.filter((r) => r.receipt !== undefined);
-    for (const record of withReceipt.slice(0, Math.max(0, withReceipt.length - KEEP_ENDED_WITH_RECEIPT))) this.#records.delete(record.entry.id);
+    for (const record of withReceipt.slice(0, Math.max(0, withReceipt.length - KEEP_ENDED_WITH_RECEIPT))) {
+      this.#records.delete(record.entry.id);
+      void this.#removeFiles(record);
+    }
     const without = ended.filter((r) => r.receipt === undefined);
-    for (const record of without.slice(0, Math.max(0, without.length - KEEP_ENDED_WITHOUT_RECEIPT))) this.#records.delete(record.entry.id);
+    for (const record of without.slice(0, Math.max(0, without.length - KEEP_ENDED_WITHOUT_RECEIPT))) {
+      this.#records.delete(record.entry.id);
+      void this.#removeFiles(record);
+    }
+  }
+
+  /** Removes the process's directory in its environment (log, FIFO, pid and exit files); best effort. */
+  async #removeFiles(record: ProcessRecord): Promise<void> {
+    if (record.logRemoved || !record.env) return;
+    try {
+      await record.env.exec(removeScript(record.entry.dir), { timeoutMs: SCRIPT_TIMEOUT_MS, maxOutputChars: 4096, saveState: false });
+      record.logRemoved = true;
+    } catch {
+      // A closed environment took the files with it, or a later registry's pruning will not find them: nothing to keep.
+    }
   }
 
   #schedulePolling(): void {

@@ -44,7 +44,7 @@ export function processContract(name: string, makeEnvironment: (taskId: string) 
 
   describe(title, () => {
     afterEach(async () => {
-      for (const registry of registries.splice(0)) registry.dispose();
+      await Promise.all(registries.splice(0).map((registry) => registry.dispose()));
       await Promise.allSettled(open.splice(0).map((e) => e.close()));
     });
 
