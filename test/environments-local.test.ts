@@ -289,6 +289,22 @@ describe("LocalEnvironment", () => {
     await env.close();
   });
 
+  it("runs many commands at once without piling listeners on a shared signal", async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on("warning", onWarning);
+    const env = await LocalEnvironment.create("many", { initialCwd: scratch });
+    try {
+      const runs = await Promise.all(Array.from({ length: 15 }, (_, i) => env.exec(`echo ${i}`, { ...opts(), saveState: false })));
+      expect(runs.map((r) => r.output)).toEqual(Array.from({ length: 15 }, (_, i) => `${i}\n`));
+      await new Promise((r) => setImmediate(r));
+      expect(warnings).not.toContain("MaxListenersExceededWarning");
+    } finally {
+      process.off("warning", onWarning);
+      await env.close();
+    }
+  });
+
   it("keeps what bash prints on stderr before the script merges it (no launcher in between)", async () => {
     // bash warns about an unknown locale while it starts, before the script's `exec 2>&1`.
     const env = await LocalEnvironment.create("t", { initialCwd: scratch, env: () => ({ PATH: process.env.PATH, LC_ALL: "xx_YY.nonexistent" }) });

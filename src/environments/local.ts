@@ -103,7 +103,8 @@ export class LocalEnvironment implements Environment {
   #closed = false;
   #closing: Promise<void> | undefined;
   /** Aborted by `close()`, so running commands are killed. */
-  readonly #closeController = new AbortController();
+  /** The abort controllers of running commands: `close()` aborts them all (one listener per command on a shared signal would trip Node's leak warning at 11). */
+  readonly #controllers = new Set<AbortController>();
   /** Running commands: the process group id (the shell's pid) and the run's promise. */
   readonly #running = new Map<number, Promise<unknown>>();
   /** Groups of finished commands that left processes behind (`server &`); killed by `close()`. */
@@ -150,10 +151,10 @@ export class LocalEnvironment implements Environment {
     const controller = new AbortController();
     const forward = () => controller.abort();
     options.signal?.addEventListener("abort", forward, { once: true });
-    this.#closeController.signal.addEventListener("abort", forward, { once: true });
+    this.#controllers.add(controller);
     const unlink = () => {
       options.signal?.removeEventListener("abort", forward);
-      this.#closeController.signal.removeEventListener("abort", forward);
+      this.#controllers.delete(controller);
     };
     const signal = controller.signal;
     let group;
@@ -215,7 +216,7 @@ export class LocalEnvironment implements Environment {
 
   async #close(): Promise<void> {
     this.#closed = true;
-    this.#closeController.abort(new Error("environment closed"));
+    for (const controller of this.#controllers) controller.abort(new Error("environment closed"));
     // Let killed shells finish (their EXIT trap writes into the state dir) before removing it.
     await Promise.all(this.#running.values());
     await this.#killLeftovers();

@@ -60,6 +60,8 @@ export interface ProcessRecord {
   adopted: boolean;
   /** Serialises reads of the log, so no output is read twice. */
   refreshing: Promise<void>;
+  /** Reads queued or under way (the background polling skips a process that has one). */
+  inFlight: number;
   /** Set while (and after) the receipt is written; the record reads as ended only once it settles. */
   finishing: Promise<void> | undefined;
   release: (() => void) | undefined;
@@ -83,6 +85,7 @@ export function newProcessRecord(entry: CheckpointEntry, env: Environment | unde
     killRequested: false,
     adopted: false,
     refreshing: Promise.resolve(),
+    inFlight: 0,
     finishing: undefined,
     release: undefined,
     receipt: undefined,

@@ -97,6 +97,8 @@ export interface LogLines {
  */
 const KEEP_ENDED_WITH_RECEIPT = 64;
 const KEEP_ENDED_WITHOUT_RECEIPT = 512;
+/** Status reads the background polling starts per tick at most. */
+const MAX_POLLS_PER_TICK = 16;
 /** Longest piece of log read by one status call. */
 const READ_CHUNK_BYTES = 256 * 1024;
 /** Time allowed for one bookkeeping command in the environment. */
@@ -111,6 +113,7 @@ export class ProcessRegistry {
   readonly #notifications = new NotificationQueue();
   readonly #writer = currentWriter();
   #timer: NodeJS.Timeout | undefined;
+  #pollTurn = 0;
   #adopting: Promise<void> | undefined;
 
   constructor(options: ProcessRegistryOptions = {}) {
@@ -554,8 +557,11 @@ export class ProcessRegistry {
    */
   #refresh(record: ProcessRecord): Promise<void> {
     if (record.status !== "running") return record.finishing ?? record.refreshing;
+    record.inFlight += 1;
     const current = record.refreshing.then(() => this.#readStatus(record));
-    record.refreshing = current.catch(() => undefined);
+    record.refreshing = current.catch(() => undefined).finally(() => {
+      record.inFlight -= 1;
+    });
     return current;
   }
 
@@ -682,8 +688,14 @@ export class ProcessRegistry {
       for (const record of running) {
         const due = record.watcher?.due(now);
         if (due) this.#notifications.push(this.#watchNotification(record, due));
-        this.#refresh(record).catch(() => undefined);
       }
+      // A bounded number of reads per tick, taking turns, and none for a process still being
+      // read: with hundreds of processes the reads must not pile up faster than they finish.
+      const idle = running.filter((r) => r.inFlight === 0);
+      const start = this.#pollTurn % Math.max(1, idle.length);
+      const turn = [...idle.slice(start), ...idle.slice(0, start)].slice(0, MAX_POLLS_PER_TICK);
+      this.#pollTurn = start + turn.length;
+      for (const record of turn) this.#refresh(record).catch(() => undefined);
     }, this.#options.pollIntervalMs);
     this.#timer.unref();
   }
