@@ -9,6 +9,7 @@
  *     <dir>/log      everything the process printed (stdout and stderr merged; through the pty with `pty`)
  *     <dir>/stdin    a FIFO the process reads its input from
  *     <dir>/holder   pid of the placeholder writer that keeps the FIFO open (no EOF until `close`)
+ *     <dir>/ready    a FIFO the runner announces its pid and start time on, for the launcher
  *     <dir>/pid      "<pid> <start time>": the runner, which leads the process's session and group;
  *                    the start time (clock ticks since boot, /proc/<pid>/stat field 22) tells a recycled pid apart
  *     <dir>/exit     the exit code, written (atomically, by rename) when the command ends
@@ -44,7 +45,10 @@ const RUNNER = [
   `set --`,
   `exec </dev/null >>"$d/log" 2>&1`,
   `read -r __mibyan_l < /proc/$$/stat 2>/dev/null; __mibyan_f=(\${__mibyan_l##*) })`,
-  `printf '%s %s' "$$" "\${__mibyan_f[19]:-0}" > "$d/pid.tmp" && mv -f "$d/pid.tmp" "$d/pid"`,
+  // Written before anyone learns of the directory (the launcher waits for "ready"), so it is whole when read.
+  `printf '%s %s' "$$" "\${__mibyan_f[19]:-0}" > "$d/pid"`,
+  // Opened read-write: never blocks, even when the launcher gave up waiting.
+  `printf '%s %s\\n' "$$" "\${__mibyan_f[19]:-0}" 1<> "$d/ready"`,
   // The placeholder writer: the command's `< stdin` would otherwise see EOF at once.
   `( exec sleep 2147483647 > "$d/stdin" ) 2>/dev/null & __mibyan_h=$!`,
   `printf '%s' "$__mibyan_h" > "$d/holder"`,
@@ -75,19 +79,23 @@ const RUNNER = [
 /**
  * The launcher, run as an ordinary command in the task's state (its working
  * directory and exported variables are what the process starts with). Prints
- * `<dir>\t<pid> <start time>` once the runner has written its pid file.
+ * `<dir>\t<pid> <start time>` once the runner has written its pid file. It
+ * waits on a FIFO with bash's `read` (no polling, no `sleep`): starting a
+ * background process costs three programs (mktemp, mkfifo, setsid).
  */
 export function launchScript(command: string, options: { pty: boolean; timeoutSeconds?: number }): string {
   const limit = Math.max(0, Math.floor(options.timeoutSeconds ?? 0));
   return [
     options.pty ? PTY_CHECK : ``,
     `__mibyan_d=$(mktemp -d "\${TMPDIR:-/tmp}/mibyan-bg.XXXXXX") || exit ${LAUNCH_FAILED}`,
-    `chmod 700 "$__mibyan_d" && mkfifo -m 600 "$__mibyan_d/stdin" && : > "$__mibyan_d/log" || exit ${LAUNCH_FAILED}`,
-    `setsid bash -c ${shellQuote(RUNNER)} bash "$__mibyan_d" ${shellQuote(command)} ${options.pty ? 1 : 0} ${limit} </dev/null >/dev/null 2>&1 &`,
-    // Wait (up to 5 s) for the pid file, so the caller gets the pid and start time back.
-    `for __mibyan_i in $(seq 1 500); do [ -s "$__mibyan_d/pid" ] && break; sleep 0.01 2>/dev/null || sleep 1; done`,
-    `__mibyan_p=; [ -s "$__mibyan_d/pid" ] && read -r __mibyan_p < "$__mibyan_d/pid"`,
-    `printf '%s\\t%s\\n' "$__mibyan_d" "$__mibyan_p"`,
+    // mktemp -d makes the directory 0700.
+    `mkfifo -m 600 "$__mibyan_d/stdin" "$__mibyan_d/ready" && : > "$__mibyan_d/log" || exit ${LAUNCH_FAILED}`,
+    // Held read-write, so the runner's write finds a reader whenever it comes.
+    `exec 9<> "$__mibyan_d/ready"`,
+    `setsid bash -c ${shellQuote(RUNNER)} bash "$__mibyan_d" ${shellQuote(command)} ${options.pty ? 1 : 0} ${limit} </dev/null >/dev/null 2>&1 9<&- &`,
+    // Wait (up to 10 s) for the runner's pid and start time.
+    `__mibyan_p=; __mibyan_s=; read -t 10 -r __mibyan_p __mibyan_s <&9; exec 9<&-`,
+    `printf '%s\\t%s %s\\n' "$__mibyan_d" "$__mibyan_p" "$__mibyan_s"`,
   ]
     .filter(Boolean)
     .join("\n");
