@@ -2,9 +2,9 @@
 /**
  * mibyan-tools benchmark harness.
  *
- *   npm run bench                 build, then run every benchmark (~1-2 min), print a table
+ *   npm run bench                 build, then run every benchmark (~2-3 min), print a table
  *   npm run bench -- --json       one JSON object per line instead of the table
- *   npm run bench -- --quick      short run (~15 s; for smoke tests, figures are rough)
+ *   npm run bench -- --quick      short run (~25 s; for smoke tests, figures are rough)
  *
  * Every figure is a MEDIAN and is reported next to a baseline measured in the
  * same run (the machine is assumed noisy and shared), so the ratios are the
@@ -30,6 +30,7 @@ try {
 const { ToolRegistry, createMemoryLogger, getToolDefinitions, detect, initShellParser } = api;
 const { DANGEROUS_REGEXES, regexDetect } = await import("./regex-baseline.mjs");
 const { benchTerminal } = await import("./terminal.mjs");
+const { benchProcesses } = await import("./processes.mjs");
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const CLI = path.join(ROOT, "bin", "mibyan.js");
@@ -486,6 +487,8 @@ benchColdStart();
 await benchDetection();
 // 5. terminal: overhead, throughput and memory, concurrency (bench/terminal.mjs)
 results.push(...(await benchTerminal({ quick: QUICK, note })));
+// 6. processes: background processes started and reaped, receipt writes (bench/processes.mjs)
+results.push(...(await benchProcesses({ quick: QUICK, note })));
 note(`done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 if (JSON_OUTPUT) printJson();
 else printTable();
