@@ -27,6 +27,7 @@ import { open, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { runJsonChild } from "./child.mjs";
 
 const SELF = fileURLToPath(import.meta.url);
 const DIST = path.resolve(path.dirname(SELF), "..", "dist");
@@ -102,21 +103,7 @@ export async function benchProcesses({ quick, note }) {
 
 /** Runs this file as a child in `mode`; resolves with the JSON line it prints. */
 function runChild(mode, count) {
-  const env = { ...process.env };
-  delete env.NODE_OPTIONS; // npm may set it; measure a plain `node`
-  const argv = ["--expose-gc", SELF, "--child", mode, String(count), String(CONCURRENCY)];
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, argv, { env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (text) => (stdout += text));
-    child.stderr.setEncoding("utf8").on("data", (text) => (stderr += text));
-    child.on("error", reject);
-    child.on("close", (code) => {
-      if (code !== 0) reject(new Error(`processes child (${argv.slice(2).join(" ")}) exited with ${code}: ${stderr.trim()}`));
-      else resolve(JSON.parse(stdout));
-    });
-  });
+  return runJsonChild(SELF, [mode, String(count), String(CONCURRENCY)], "processes");
 }
 
 async function benchStart({ settings, note }) {

@@ -26,6 +26,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { runJsonChild } from "./child.mjs";
 
 const SELF = fileURLToPath(import.meta.url);
 const DIST = path.resolve(path.dirname(SELF), "..", "dist");
@@ -220,21 +221,7 @@ async function benchOverhead({ open, gated, settings, note }) {
 
 /** Runs this file as a child in `mode`; resolves with the JSON line it prints. */
 function runChild(mode, bytes, { live = false } = {}) {
-  const env = { ...process.env };
-  delete env.NODE_OPTIONS; // npm may set it; measure a plain `node`
-  const argv = ["--expose-gc", SELF, "--child", mode, String(bytes), ...(live ? ["--live"] : [])];
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, argv, { env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (text) => (stdout += text));
-    child.stderr.setEncoding("utf8").on("data", (text) => (stderr += text));
-    child.on("error", reject);
-    child.on("close", (code) => {
-      if (code !== 0) reject(new Error(`throughput child (${argv.slice(2).join(" ")}) exited with ${code}: ${stderr.trim()}`));
-      else resolve(JSON.parse(stdout));
-    });
-  });
+  return runJsonChild(SELF, [mode, String(bytes), ...(live ? ["--live"] : [])], "throughput");
 }
 
 async function benchThroughput({ settings, note }) {

@@ -67,11 +67,15 @@ function checkScriptErrors(output: Awaited<ReturnType<typeof runFileScript>>, ra
   if (code !== undefined) throw new FileToolError("environment", `Reading ${rawPath} failed in the environment (${code}: ${output.fields.get("detail") ?? ""}).`);
 }
 
-/** Reads lines `offset .. offset + limit - 1` of a text file. */
-export async function readWindow(env: Environment, rawPath: string, options: ReadWindowOptions): Promise<ReadWindowResult> {
-  const output = await runFileScript(env, READ_SCRIPT, [rawPath, "window", String(options.offset), String(options.limit), String(WINDOW_BYTES)], {
+/**
+ * Runs the read script and refuses what is not a text file (a directory, a
+ * missing path, NUL bytes); returns its output, the file's description, its
+ * absolute path and its first bytes.
+ */
+async function readTextScript(env: Environment, rawPath: string, args: string[], maxBytes: number, options: { signal?: AbortSignal; timeoutMs?: number }) {
+  const output = await runFileScript(env, READ_SCRIPT, [rawPath, ...args], {
     timeoutMs: options.timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
-    maxOutputChars: base64Chars(WINDOW_BYTES + 1) + 1_000_000,
+    maxOutputChars: base64Chars(maxBytes + 1) + 1_000_000,
     signal: options.signal,
     what: `reading ${rawPath}`,
   });
@@ -82,6 +86,12 @@ export async function readWindow(env: Environment, rawPath: string, options: Rea
   if (problem) throw problem;
   const magic = output.fields.get("magic") ?? "";
   if (output.fields.get("nul") === "1") throw new FileToolError("unsupported_content", notTextMessage(path, d.size, magic, "nul"));
+  return { output, d, path, magic };
+}
+
+/** Reads lines `offset .. offset + limit - 1` of a text file. */
+export async function readWindow(env: Environment, rawPath: string, options: ReadWindowOptions): Promise<ReadWindowResult> {
+  const { output, d, path, magic } = await readTextScript(env, rawPath, ["window", String(options.offset), String(options.limit), String(WINDOW_BYTES)], WINDOW_BYTES, options);
 
   const totalLines = Number(output.fields.get("lines") ?? "0");
   const fileSize = d.size ?? 0;
@@ -168,19 +178,7 @@ export interface WholeText {
 
 /** Reads a whole text file (for patch). */
 export async function readWholeText(env: Environment, rawPath: string, options: { signal?: AbortSignal; timeoutMs?: number }): Promise<WholeText> {
-  const output = await runFileScript(env, READ_SCRIPT, [rawPath, "whole", "1", "0", String(MAX_PATCH_BYTES)], {
-    timeoutMs: options.timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
-    maxOutputChars: base64Chars(MAX_PATCH_BYTES + 1) + 1_000_000,
-    signal: options.signal,
-    what: `reading ${rawPath}`,
-  });
-  checkScriptErrors(output, rawPath);
-  const d = described(output);
-  const path = normalizeAbsolute(d.path);
-  const problem = notAFileError(d, d.kind === "file" ? undefined : listingNames(output.data));
-  if (problem) throw problem;
-  const magic = output.fields.get("magic") ?? "";
-  if (output.fields.get("nul") === "1") throw new FileToolError("unsupported_content", notTextMessage(path, d.size, magic, "nul"));
+  const { output, d, path, magic } = await readTextScript(env, rawPath, ["whole", "1", "0", String(MAX_PATCH_BYTES)], MAX_PATCH_BYTES, options);
   if (output.fields.get("too_large") === "1") {
     throw new FileToolError(
       "unsupported_content",
