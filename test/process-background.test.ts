@@ -242,7 +242,15 @@ describe("process registry (local backend)", () => {
     await new Promise((r) => setTimeout(r, 800));
     const dirs = readdirSync(tmpdir()).filter((n) => n.startsWith("mibyan-bg."));
     const statuses = dirs.map((d) => parseStatus(execFileSync("bash", ["-c", statusScript(path.join(tmpdir(), d), 0, 10_000)], { encoding: "utf8" })));
-    expect(statuses.some((s) => s?.output === "later\n" && s.exitCode === 0 && !s.alive)).toBe(true);
+    // Its end is dated by its exit file: after its start, not in the future (other runs' directories may be there too).
+    const now = Date.now();
+    expect(statuses.some((s) => s?.output === "later\n" && s.exitCode === 0 && !s.alive && s.endedAt! > info.startedAt && s.endedAt! <= now)).toBe(true);
+  });
+
+  it("reads the end time whether stat gives milliseconds or whole seconds", () => {
+    expect(parseStatus("mibyan-bg 0 0 0 0 none 0 1796286919.566\n")?.endedAt).toBe(1796286919566);
+    expect(parseStatus("mibyan-bg 0 0 0 0 none 0 1796286919\n")?.endedAt).toBe(1796286919000);
+    expect(parseStatus("mibyan-bg 0 - 1 0 alive 0 -\n")?.endedAt).toBeUndefined();
   });
 });
 

@@ -139,7 +139,8 @@ export function statusScript(dir: string, offset: number, maxBytes: number): str
     ...aliveCheck(dir),
     `ec=-; [ -r ${d}/exit ] && read -r ec < ${d}/exit`,
     `to=0; [ -e ${d}/timedout ] && to=1`,
-    `em=-; [ -r ${d}/exit ] && em=$(stat -c %Y ${d}/exit 2>/dev/null || echo -)`,
+    // Milliseconds where stat has them (GNU); busybox prints whole seconds.
+    `em=-; [ -r ${d}/exit ] && em=$(stat -c %.3Y ${d}/exit 2>/dev/null || echo -)`,
     `size=$(stat -c %s ${d}/log 2>/dev/null || wc -c < ${d}/log)`,
     `off=${Math.max(0, Math.floor(offset))}; end=$((off + ${Math.max(0, Math.floor(maxBytes))}))`,
     `[ "$end" -gt "$size" ] && end=$size`,
@@ -159,7 +160,7 @@ export interface BackgroundStatus {
   pidState: "alive" | "none" | "recycled";
   /** The watchdog ended the command at its time limit. */
   timedOut: boolean;
-  /** When the exit file was written (ms since the epoch, second precision), if it was. */
+  /** When the exit file was written (ms since the epoch; to the second with busybox's stat), if it was. */
   endedAt: number | undefined;
   /** The command's exit code, once it ended normally or by a signal it did not survive. */
   exitCode: number | undefined;
@@ -178,7 +179,7 @@ export function parseStatus(text: string): BackgroundStatus | undefined {
   if (header === `${STATUS_TAG} gone`) {
     return { gone: true, alive: false, pidState: "none", timedOut: false, endedAt: undefined, exitCode: undefined, end: 0, size: 0, output: "" };
   }
-  const match = new RegExp(`^${STATUS_TAG} (\\d+) (-|\\d+) ([01]) (\\d+) (alive|none|recycled) ([01]) (-|\\d+)$`).exec(header);
+  const match = new RegExp(`^${STATUS_TAG} (\\d+) (-|\\d+) ([01]) (\\d+) (alive|none|recycled) ([01]) (-|\\d+(?:\\.\\d+)?)$`).exec(header);
   if (!match) return undefined;
   return {
     gone: false,
@@ -188,7 +189,7 @@ export function parseStatus(text: string): BackgroundStatus | undefined {
     size: Number(match[4]),
     pidState: match[5] as BackgroundStatus["pidState"],
     timedOut: match[6] === "1",
-    endedAt: match[7] === "-" ? undefined : Number(match[7]) * 1000,
+    endedAt: match[7] === "-" ? undefined : Math.round(Number(match[7]) * 1000),
     output: newline < 0 ? "" : text.slice(newline + 1),
   };
 }
