@@ -1,7 +1,20 @@
-// Every test file runs with a profile home of its own unless it sets one: nothing a
-// test does (process checkpoints, receipts, approvals) may reach the real ~/.mibyan.
-import { mkdtempSync } from "node:fs";
+// Every test file runs with a profile home and a temporary directory of its own, removed
+// when the file is done: nothing a test does (process checkpoints, receipts, approvals,
+// background processes' directories) may reach the real ~/.mibyan or pile up in /tmp.
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
-process.env.MIBYAN_HOME ||= mkdtempSync(path.join(tmpdir(), "mibyan-test-home-"));
+import { afterAll } from "vitest";
+
+const base = mkdtempSync(path.join(tmpdir(), "mibyan-test-"));
+if (!process.env.MIBYAN_HOME) {
+  process.env.MIBYAN_HOME = path.join(base, "home");
+  mkdirSync(process.env.MIBYAN_HOME);
+}
+process.env.TMPDIR = path.join(base, "tmp");
+mkdirSync(process.env.TMPDIR);
+
+afterAll(() => {
+  rmSync(base, { recursive: true, force: true, maxRetries: 3 });
+});
