@@ -137,3 +137,8 @@ export {
   type StartProcessOptions,
 } from "./process/process-registry.js";
 export { getProcessRegistry, setProcessRegistry } from "./process/default-registry.js";
+export type { LogLines } from "./process/process-registry.js";
+export type { ProcessNotification, WatchLimits } from "./process/process-watch.js";
+export type { CheckpointEntry, ProcessEnding, ProcessReceipt, WriterIdentity } from "./process/types.js";
+export type { ReceiptRetention } from "./process/receipts.js";
+export { InvalidSessionIdError } from "./process/session-lineage.js";
