@@ -482,6 +482,24 @@ describe("EnvironmentManager", () => {
     expect((await env.exec("echo ok", opts())).output).toBe("ok\n");
   });
 
+  it("reports a backend whose options do not read as unavailable, with the reason", async () => {
+    const factory: EnvironmentFactory = {
+      backend: "misconfigured",
+      unavailableReason: () => {
+        throw new Error("terminal.misconfigured.port must be a positive number");
+      },
+      create: async () => {
+        throw new Error("not reached");
+      },
+    };
+    const m = manager({ factories: [factory] });
+    const err = await m.get("t", "misconfigured").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(EnvironmentUnavailableError);
+    expect((err as Error).message).toBe(
+      'The "misconfigured" terminal backend is not available: its configuration is invalid: terminal.misconfigured.port must be a positive number',
+    );
+  });
+
   it("loads built-in backends lazily from BACKENDS", async () => {
     expect(Object.keys(BACKENDS)).toEqual(expect.arrayContaining(["local", "docker", "ssh", "singularity", "modal", "daytona", "vercel_sandbox"]));
     expect(await BACKENDS.local!()).toBe(localFactory);

@@ -82,7 +82,12 @@ describe("ssh backend: command construction", () => {
       sshOptionsFromConfig({ host: "h", port: 22, identity_file: "/k", known_hosts_file: "/kh", strict_host_key_checking: "accept-new", connect_timeout_seconds: 5 }),
     ).toEqual({ host: "h", port: 22, identityFile: "/k", knownHostsFile: "/kh", strictHostKeyChecking: "accept-new", connectTimeoutSeconds: 5 });
     expect(sshOptionsFromConfig({ identityFile: "/k" })).toEqual({ identityFile: "/k" });
+    expect(() => sshOptionsFromEnv({ MIBYAN_SSH_PORT: "22x" })).toThrow('MIBYAN_SSH_PORT must be a positive number, got "22x"');
     expect(() => sshOptionsFromConfig({ host: "h", strict_host_checking: "no" })).toThrow(/^terminal\.ssh\.strict_host_checking is not a known option/);
+    expect(() => sshOptionsFromConfig({ host: 42 })).toThrow(/^terminal\.ssh\.host must be a non-empty string/);
+    expect(() => sshOptionsFromConfig({ host: "h", port: "twenty-two" })).toThrow(/^terminal\.ssh\.port must be a positive number/);
+    expect(() => sshOptionsFromConfig({ host: "h", strict_host_key_checking: "maybe" })).toThrow(/strict_host_key_checking must be yes, accept-new or no/);
+    expect(sshOptionsFromConfig({ host: "h", port: "2222", strict_host_key_checking: false })).toEqual({ host: "h", port: 2222, strictHostKeyChecking: "no" });
   });
 
   it("keeps the user's command out of the script text (it is the wrapper's $1)", () => {

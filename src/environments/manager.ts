@@ -313,7 +313,13 @@ export class EnvironmentManager implements EnvironmentProvider {
 
   async #create(entry: Entry): Promise<ManagedEnvironment> {
     const factory = await this.#factory(entry.backend);
-    const reason = factory.unavailableReason();
+    let reason: string | undefined;
+    try {
+      reason = factory.unavailableReason();
+    } catch (err) {
+      // A backend reads its options here: a malformed one is why it cannot be used.
+      reason = `its configuration is invalid: ${(err as Error).message}`;
+    }
     if (reason !== undefined) throw new EnvironmentUnavailableError(entry.backend, reason);
     const inner = await factory.create(entry.taskId);
     if (entry.closed) {

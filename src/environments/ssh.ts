@@ -390,8 +390,15 @@ export function sshOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): SshOpti
   };
   const host = get("HOST");
   if (host !== undefined) options.host = host;
-  const port = get("PORT");
-  if (port !== undefined) options.port = Number(port);
+  const positive = (name: string): number | undefined => {
+    const value = get(name);
+    if (value === undefined) return undefined;
+    const n = Number(value);
+    if (!Number.isFinite(n) || n <= 0) throw new Error(`MIBYAN_SSH_${name} must be a positive number, got ${JSON.stringify(value)}`);
+    return n;
+  };
+  const port = positive("PORT");
+  if (port !== undefined) options.port = port;
   const user = get("USER");
   if (user !== undefined) options.user = user;
   const identityFile = get("IDENTITY_FILE");
@@ -400,8 +407,8 @@ export function sshOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): SshOpti
   if (knownHostsFile !== undefined) options.knownHostsFile = knownHostsFile;
   const checking = get("STRICT_HOST_KEY_CHECKING");
   if (checking !== undefined) options.strictHostKeyChecking = checking as HostKeyChecking;
-  const timeout = get("CONNECT_TIMEOUT_SECONDS");
-  if (timeout !== undefined) options.connectTimeoutSeconds = Number(timeout);
+  const timeout = positive("CONNECT_TIMEOUT_SECONDS");
+  if (timeout !== undefined) options.connectTimeoutSeconds = timeout;
   const cwd = get("CWD");
   if (cwd !== undefined) options.cwd = cwd;
   const configFile = get("CONFIG_FILE");
@@ -434,13 +441,19 @@ export function sshOptionsFromConfig(raw: Record<string, unknown> | undefined): 
   if (!raw) return options;
   const section = checkedSection("ssh", raw, SSH_CONFIG_KEYS);
   const pick = (key: string): unknown => section[key];
+  // A value of the wrong type is an error naming its key, not a setting silently dropped.
   const str = (key: string) => {
     const value = pick(key);
-    return typeof value === "string" && value !== "" ? value : undefined;
+    if (value === undefined || value === null) return undefined;
+    if (typeof value !== "string" || value.trim() === "") throw new Error(`terminal.ssh.${key} must be a non-empty string`);
+    return value;
   };
   const num = (key: string) => {
     const value = pick(key);
-    return typeof value === "number" ? value : typeof value === "string" && value.trim() !== "" ? Number(value) : undefined;
+    if (value === undefined || value === null) return undefined;
+    const n = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
+    if (typeof n !== "number" || !Number.isFinite(n) || n <= 0) throw new Error(`terminal.ssh.${key} must be a positive number`);
+    return n;
   };
   const host = str("host");
   if (host !== undefined) options.host = host;
@@ -455,7 +468,10 @@ export function sshOptionsFromConfig(raw: Record<string, unknown> | undefined): 
   const checking = pick("strict_host_key_checking");
   if (checking === true) options.strictHostKeyChecking = "yes";
   else if (checking === false) options.strictHostKeyChecking = "no";
-  else if (typeof checking === "string") options.strictHostKeyChecking = checking as HostKeyChecking;
+  else if (typeof checking === "string" && HOST_KEY_CHECKING_VALUES.includes(checking as HostKeyChecking)) options.strictHostKeyChecking = checking as HostKeyChecking;
+  else if (checking !== undefined && checking !== null) {
+    throw new Error(`terminal.ssh.strict_host_key_checking must be yes, accept-new or no (or true/false), got ${JSON.stringify(checking)}`);
+  }
   const connect = num("connect_timeout_seconds");
   if (connect !== undefined) options.connectTimeoutSeconds = connect;
   const persist = num("control_persist_seconds");
