@@ -27,7 +27,7 @@ import { open, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { runJsonChild } from "./child.mjs";
+import { measureMemory, median, round, runJsonChild } from "./common.mjs";
 
 const SELF = fileURLToPath(import.meta.url);
 const DIST = path.resolve(path.dirname(SELF), "..", "dist");
@@ -40,21 +40,10 @@ const SAMPLE_MS = 20;
 const RECEIPT_OUTPUT_SMALL = 10_000;
 const RECEIPT_OUTPUT_LARGE = 50_000;
 
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-
 /** Nearest-rank percentile (`p` in 0..100). */
 function percentile(values, p) {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-}
-
-function round(value, digits) {
-  const factor = 10 ** digits;
-  return Math.round(value * factor) / factor;
 }
 
 /** Runs `fn(i)` for i = 0..count-1, at most `limit` at once; resolves with the results in order. */
@@ -345,37 +334,9 @@ async function benchReceiptWrite({ settings, note }) {
 // plus the kernel's RSS high-water mark when the run raised it.
 // ---------------------------------------------------------------------------
 
-/** Samples memory every SAMPLE_MS while `run` is under way; the peaks are relative to just before it. */
-async function measure(run) {
-  for (let i = 0; i < 3; i++) globalThis.gc();
-  const startUsage = process.memoryUsage();
-  const startMaxRss = process.resourceUsage().maxRSS * 1024;
-  const peak = { rss: startUsage.rss, heap: startUsage.heapUsed };
-  const sample = () => {
-    const usage = process.memoryUsage();
-    peak.rss = Math.max(peak.rss, usage.rss);
-    peak.heap = Math.max(peak.heap, usage.heapUsed);
-  };
-  const timer = setInterval(sample, SAMPLE_MS);
-  const startCpu = process.cpuUsage();
-  const start = performance.now();
-  const value = await run();
-  const ms = performance.now() - start;
-  const cpu = process.cpuUsage(startCpu);
-  clearInterval(timer);
-  sample();
-  const maxRss = process.resourceUsage().maxRSS * 1024;
-  if (maxRss > startMaxRss) peak.rss = Math.max(peak.rss, maxRss);
-  for (let i = 0; i < 3; i++) globalThis.gc();
-  const retainedHeapDelta = process.memoryUsage().heapUsed - startUsage.heapUsed;
-  return {
-    value,
-    ms,
-    cpuMs: (cpu.user + cpu.system) / 1000,
-    peakRssDelta: peak.rss - startUsage.rss,
-    peakHeapDelta: peak.heap - startUsage.heapUsed,
-    retainedHeapDelta,
-  };
+/** Memory of `run`: RSS and heap used sampled every SAMPLE_MS (no forced GC), and the heap kept after it. */
+function measure(run) {
+  return measureMemory(run, { intervalMs: SAMPLE_MS, heap: true, retained: true });
 }
 
 async function childBare(count, concurrency) {

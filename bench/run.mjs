@@ -31,6 +31,7 @@ const { ToolRegistry, createMemoryLogger, getToolDefinitions, detect, initShellP
 const { DANGEROUS_REGEXES, regexDetect } = await import("./regex-baseline.mjs");
 const { benchTerminal } = await import("./terminal.mjs");
 const { benchProcesses } = await import("./processes.mjs");
+const { median, round } = await import("./common.mjs");
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const CLI = path.join(ROOT, "bin", "mibyan.js");
@@ -74,17 +75,6 @@ function medianMs(bench, name) {
     throw new Error(`benchmark task "${name}" did not complete (${result?.state ?? "missing"})${error ? `: ${error.stack ?? error}` : ""}`);
   }
   return { p50: result.latency.p50, samples: result.latency.samples?.length ?? task.runs, rme: result.latency.rme };
-}
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-
-function round(value, digits) {
-  const factor = 10 ** digits;
-  return Math.round(value * factor) / factor;
 }
 
 // ---------------------------------------------------------------------------

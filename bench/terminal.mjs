@@ -26,7 +26,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { runJsonChild } from "./child.mjs";
+import { measureMemory, median, round, runJsonChild } from "./common.mjs";
 
 const SELF = fileURLToPath(import.meta.url);
 const DIST = path.resolve(path.dirname(SELF), "..", "dist");
@@ -47,17 +47,6 @@ const CONCURRENT_TASKS = 50;
 
 /** 100 MB of `a` on one line, produced far faster than any reader takes it (the /dev/null baseline shows how fast). */
 const printCommand = (bytes) => `head -c ${bytes} /dev/zero | tr '\\0' a`;
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-
-function round(value, digits) {
-  const factor = 10 ** digits;
-  return Math.round(value * factor) / factor;
-}
 
 /** `spawn(argv)` with the default stdio (three pipes), resolved when it has exited and its pipes closed, with its stdout. */
 function bareSpawn(file, args) {
@@ -377,45 +366,12 @@ async function benchConcurrent({ gated, settings, note }) {
 // their time is not used).
 // ---------------------------------------------------------------------------
 
-/** Samples memory every few ms while `run` is under way; the peaks are relative to just before it. */
-async function measure(run, { live = false } = {}) {
-  // Let start-up garbage go first, so the "before" figures are a floor.
-  for (let i = 0; i < 3; i++) globalThis.gc();
-  const startUsage = process.memoryUsage();
-  const startMaxRss = process.resourceUsage().maxRSS * 1024;
-  const peak = { rss: startUsage.rss, heap: startUsage.heapUsed };
-  // Timed runs read only the RSS (cheap); the heap statistics cost too much to take every 5 ms.
-  const sample = live
-    ? () => {
-        globalThis.gc();
-        const usage = process.memoryUsage();
-        peak.rss = Math.max(peak.rss, usage.rss);
-        peak.heap = Math.max(peak.heap, usage.heapUsed);
-      }
-    : () => {
-        peak.rss = Math.max(peak.rss, process.memoryUsage.rss());
-      };
-  const timer = setInterval(sample, live ? 25 : 5);
-  const startCpu = process.cpuUsage();
-  const start = performance.now();
-  const value = await run();
-  const ms = performance.now() - start;
-  const cpu = process.cpuUsage(startCpu);
-  clearInterval(timer);
-  // Short runs may end before the first tick; what they still hold (the result) counts too.
-  sample();
-  // The kernel's high-water mark catches a peak between two samples, but only
-  // when the run raised it (start-up may have left it above anything the run reaches).
-  const maxRss = process.resourceUsage().maxRSS * 1024;
-  if (maxRss > startMaxRss) peak.rss = Math.max(peak.rss, maxRss);
-  return {
-    value,
-    ms,
-    // This process's own CPU time (user + system): far steadier than wall time on a busy box.
-    cpuMs: (cpu.user + cpu.system) / 1000,
-    peakRssDelta: peak.rss - startUsage.rss,
-    peakHeapDelta: live ? peak.heap - startUsage.heapUsed : null,
-  };
+/**
+ * Memory of `run`. Timed runs read only the RSS every 5 ms (cheap); `live` runs
+ * force a full GC before each heap sample (every 25 ms), so only live memory counts.
+ */
+function measure(run, { live = false } = {}) {
+  return measureMemory(run, live ? { intervalMs: 25, heap: true, gcEachSample: true } : { intervalMs: 5 });
 }
 
 /** A bare spawn of `bash -c command`; Node reads its stdout and drops every chunk. Resolves with the byte count. */
