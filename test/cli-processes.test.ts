@@ -8,17 +8,15 @@
  * outlives the CLI that started it; the pids `terminal` reports are killed
  * (whole groups, unless the pid was recycled) at the end.
  */
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, it } from "vitest";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const BIN = path.join(ROOT, "bin", "mibyan.js");
+import { processStartTime } from "../src/process/writer-identity.js";
+import { BIN, cliEnv, ROOT, spawnCollect, type CliRun } from "./support/cli-run.js";
+
 const MAIN = path.join(ROOT, "dist", "cli", "main.js");
-const PROCESS_TIMEOUT_MS = 15_000;
 
 const tempDirs: string[] = [];
 /** Background processes the tests started (pid → start time), killed (their whole group) at the end. */
@@ -26,59 +24,16 @@ const started = new Map<number, string | undefined>();
 /** Their private directories (log, FIFO, exit file): the registry leaves them behind, the tests remove them. */
 const runnerDirs = new Set<string>();
 
-/** Field 22 of /proc/<pid>/stat; undefined where there is none (gone, not Linux). */
-function procStartTime(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // The command name (field 2) may hold spaces and parentheses: count from the last ")".
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
-  } catch {
-    return undefined;
-  }
-}
-
 function tempDir(prefix: string): string {
   const dir = mkdtempSync(path.join(tmpdir(), prefix));
   tempDirs.push(dir);
   return dir;
 }
 
-function childEnv(home: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, MIBYAN_HOME: home, HOME: tempDir("mibyan-proc-user-") };
-  for (const name of ["MIBYAN_LOG_LEVEL", "FORCE_COLOR", "NO_COLOR", "CLICOLOR_FORCE"]) delete env[name];
-  return env;
-}
-
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function spawnCollect(args: readonly string[], home: string): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: home, env: childEnv(home), stdio: ["pipe", "pipe", "pipe"] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
-    child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
-    const timer = setTimeout(() => child.kill("SIGKILL"), PROCESS_TIMEOUT_MS);
-    child.on("error", (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    // "close" waits for the pipes too: this also checks that a background process keeps none of the CLI's open.
-    child.on("close", (status) => {
-      clearTimeout(timer);
-      resolve({ status, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") });
-    });
-    child.stdin.on("error", () => {});
-    child.stdin.end("");
-  });
-}
+type Run = CliRun;
 
 function mibyan(home: string, ...args: string[]): Promise<Run> {
-  return spawnCollect(args, home);
+  return spawnCollect(process.execPath, [BIN, ...args], { env: cliEnv(home, tempDir("mibyan-proc-user-")), cwd: home });
 }
 
 function parseJson<T>(run: Run): T {
@@ -111,7 +66,7 @@ async function startBackground(home: string, session: string, command: string): 
   if (run.status !== 0 || typeof result.process_id !== "string" || typeof result.pid !== "number") {
     throw new Error(`could not start a background process (exit ${run.status}): ${run.stdout}${run.stderr}`);
   }
-  started.set(result.pid, procStartTime(result.pid));
+  started.set(result.pid, processStartTime(result.pid));
   const dir = runnerDir(home, result.process_id);
   if (dir !== undefined) runnerDirs.add(dir);
   return { id: result.process_id, pid: result.pid };
@@ -154,7 +109,7 @@ beforeAll(() => {
 afterAll(() => {
   for (const [pid, startTime] of started) {
     // A pid that now names another process (recycled) is left alone.
-    if (startTime === undefined || procStartTime(pid) !== startTime) continue;
+    if (startTime === undefined || processStartTime(pid) !== startTime) continue;
     try {
       // The runner leads its own process group (setsid): this reaches the whole tree.
       process.kill(-pid, "SIGKILL");

@@ -6,19 +6,17 @@
  * directories, and looks at stdout, stderr and the exit status separately. The tests are
  * independent, so they run concurrently.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, it } from "vitest";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const BIN = path.join(ROOT, "bin", "mibyan.js");
+import { BIN, cliEnv, ROOT, spawnCollect, type CliRun } from "./support/cli-run.js";
+
 const MAIN = path.join(ROOT, "dist", "cli", "main.js");
 const DIST_TOOLS = path.join(ROOT, "dist", "tools");
 const CACHE_REL = path.join("cache", "tool-discovery.json");
-const PROCESS_TIMEOUT_MS = 15_000;
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -39,55 +37,15 @@ function freshHome(config?: string): string {
   return home;
 }
 
-/**
- * The child's environment: the profile home and the user's home both point at temp dirs
- * (never the real ones), and nothing from the test runner changes log level or colours.
- */
-function childEnv(home: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, MIBYAN_HOME: home, HOME: tempDir("mibyan-cli-user-") };
-  for (const name of ["MIBYAN_LOG_LEVEL", "FORCE_COLOR", "NO_COLOR", "CLICOLOR_FORCE"]) delete env[name];
-  return env;
-}
-
-interface Run {
-  status: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
+interface Run extends CliRun {
   /** The MIBYAN_HOME the process ran with. */
   home: string;
-}
-
-function spawnCollect(command: string, args: readonly string[], options: { env: NodeJS.ProcessEnv; cwd: string; input?: string }): Promise<Omit<Run, "home">> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
-    child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
-    const timer = setTimeout(() => child.kill("SIGKILL"), PROCESS_TIMEOUT_MS);
-    child.on("error", (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on("close", (status, signal) => {
-      clearTimeout(timer);
-      resolve({
-        status,
-        signal,
-        stdout: Buffer.concat(out).toString("utf8"),
-        stderr: Buffer.concat(err).toString("utf8"),
-      });
-    });
-    child.stdin.on("error", () => {}); // the child may exit before reading stdin
-    child.stdin.end(options.input ?? "");
-  });
 }
 
 /** Runs `node bin/mibyan.js ...args` with a fresh MIBYAN_HOME (or `options.home`). */
 async function mibyan(args: readonly string[], options: { config?: string; home?: string; input?: string } = {}): Promise<Run> {
   const home = options.home ?? freshHome(options.config);
-  const result = await spawnCollect(process.execPath, [BIN, ...args], { env: childEnv(home), cwd: home, input: options.input });
+  const result = await spawnCollect(process.execPath, [BIN, ...args], { env: cliEnv(home, tempDir("mibyan-cli-user-")), cwd: home, input: options.input });
   return { ...result, home };
 }
 
@@ -539,7 +497,7 @@ describe.concurrent("spinner", () => {
     const outFile = path.join(home, "out.json");
     // `script` gives the inner command a real PTY for stdin/stderr; its stdout goes to a file.
     const inner = `${shq(process.execPath)} ${shq(BIN)} call terminal ${shq('{"command":"sleep 1"}')} > ${shq(outFile)}`;
-    const run = await spawnCollect("script", ["-qefc", inner, "/dev/null"], { env: childEnv(home), cwd: home });
+    const run = await spawnCollect("script", ["-qefc", inner, "/dev/null"], { env: cliEnv(home, tempDir("mibyan-cli-user-")), cwd: home });
     expect(run.status).toBe(0);
     const transcript = run.stdout; // what the PTY showed: stderr only
     expect(transcript).toContain("💻");
