@@ -16,9 +16,9 @@
 
 import type { Environment, EnvironmentProvider } from "../environments/types.js";
 import type { ToolContext } from "../registry/types.js";
-import type { WriteGate } from "./approval.js";
+import type { WriteApproval, WriteGate } from "./approval.js";
 import { FileToolError } from "./errors.js";
-import { taskIdOf } from "../tools/call-scope.js";
+import { sessionIdOf, taskIdOf } from "../tools/call-scope.js";
 
 
 export interface FileToolHandlerOptions {
@@ -50,6 +50,18 @@ export async function taskEnvironment(source: () => Promise<EnvironmentProvider>
   } catch (err) {
     throw new FileToolError("environment", `Could not start the task's environment: ${(err as Error).message}`);
   }
+}
+
+/** For the tools that write (write_file, patch): the task's environment, and the approval step its writes pass. */
+export async function writeTarget(
+  environments: () => Promise<EnvironmentProvider>,
+  gate: () => Promise<WriteGate>,
+  ctx: ToolContext | undefined,
+  tool: string,
+): Promise<{ env: Environment; approve: WriteApproval }> {
+  const env = await taskEnvironment(environments, ctx);
+  const { gateApproval } = await import("./approval.js");
+  return { env, approve: gateApproval({ gate: await gate(), backend: env.isolation, sessionId: sessionIdOf(ctx), signal: ctx?.signal, tool }) };
 }
 
 /** `{...result, error: null}` as JSON. */

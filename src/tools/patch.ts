@@ -13,7 +13,6 @@
  */
 
 import { registry } from "../registry/singleton.js";
-import { sessionIdOf } from "./call-scope.js";
 import type { FunctionSchema, ToolContext } from "../registry/types.js";
 import { MAX_PATCH_BYTES } from "../files/limits.js";
 import { checkPathArgument, optionalBoolean, requiredString } from "../files/tool-args.js";
@@ -21,7 +20,7 @@ import {
   environmentSource,
   gateSource,
   runToolBody,
-  taskEnvironment,
+  writeTarget,
   type FileToolHandlerOptions,
 } from "../files/tool-runtime.js";
 
@@ -62,9 +61,7 @@ export function createPatchHandler(options: PatchHandlerOptions = {}) {
       const oldString = requiredString(a.old_string, "old_string");
       const newString = requiredString(a.new_string, "new_string");
       const replaceAll = optionalBoolean(a.replace_all, "replace_all", false);
-      const env = await taskEnvironment(environments, ctx);
-      const [{ patchFile }, { gateApproval }] = await Promise.all([import("../files/patch.js"), import("../files/approval.js")]);
-      const approve = gateApproval({ gate: await gate(), backend: env.isolation, sessionId: sessionIdOf(ctx), signal: ctx?.signal, tool: "patch" });
+      const [{ env, approve }, { patchFile }] = await Promise.all([writeTarget(environments, gate, ctx, "patch"), import("../files/patch.js")]);
       return patchFile(env, path, oldString, newString, replaceAll, {
         approve,
         chunkChars: options.chunkChars,

@@ -13,14 +13,13 @@
  */
 
 import { registry } from "../registry/singleton.js";
-import { sessionIdOf } from "./call-scope.js";
 import type { FunctionSchema, ToolContext } from "../registry/types.js";
 import { checkPathArgument, requiredString } from "../files/tool-args.js";
 import {
   environmentSource,
   gateSource,
   runToolBody,
-  taskEnvironment,
+  writeTarget,
   type FileToolHandlerOptions,
 } from "../files/tool-runtime.js";
 
@@ -57,9 +56,7 @@ export function createWriteFileHandler(options: WriteFileHandlerOptions = {}) {
       const a = args ?? {};
       const path = checkPathArgument(a.path);
       const content = requiredString(a.content, "content");
-      const env = await taskEnvironment(environments, ctx);
-      const [{ writeTextFile }, { gateApproval }] = await Promise.all([import("../files/write.js"), import("../files/approval.js")]);
-      const approve = gateApproval({ gate: await gate(), backend: env.isolation, sessionId: sessionIdOf(ctx), signal: ctx?.signal, tool: "write_file" });
+      const [{ env, approve }, { writeTextFile }] = await Promise.all([writeTarget(environments, gate, ctx, "write_file"), import("../files/write.js")]);
       return writeTextFile(env, path, content, {
         approve,
         chunkChars: options.chunkChars,
