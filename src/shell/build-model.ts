@@ -27,7 +27,7 @@
 import { hasBareNewline } from "./bare-newline.js";
 import type { SyntaxNode as Node } from "./syntax-tree.js";
 import type { TimeBudget } from "./time-budget.js";
-import type { Command, CompoundCommand, Pipeline, Redirect, Script, SimpleCommand, Substitution, Word } from "./types.js";
+import type { Assignment, Command, CompoundCommand, Pipeline, Redirect, Script, SimpleCommand, Substitution, Word } from "./types.js";
 import {
   closingDoubleQuote,
   collectSubstitutions,
@@ -106,6 +106,8 @@ interface Draft {
   negated: boolean;
   start: number;
   end: number;
+  conditional?: true;
+  background?: true;
 }
 
 type Out = (Draft | Pipeline)[];
@@ -262,7 +264,10 @@ function finalize(out: Out, src: string): Pipeline[] {
     if (item.commands.length === 0) continue;
     let end = item.end;
     for (const e of item.extents) if (e.end > end) end = e.end;
-    pipelines.push({ commands: item.commands, negated: item.negated, text: src.slice(item.start, end) });
+    const p: Pipeline = { commands: item.commands, negated: item.negated, text: src.slice(item.start, end) };
+    if (item.conditional) p.conditional = true;
+    if (item.background) p.background = true;
+    pipelines.push(p);
   }
   return pipelines;
 }
@@ -280,45 +285,71 @@ function bodyScript(nodes: Node[], ctx: Ctx, depth: number): Script {
   return { pipelines: finalize(out, ctx.src), text: start < 0 ? "" : ctx.src.slice(start, end) };
 }
 
-/** A statement (anything on its own between `;`, `&&`, `||`, `&`, newlines) → one or more pipelines. */
-function addStatement(node: Node, ctx: Ctx, depth: number, out: Out): void {
+/**
+ * A statement (anything on its own between `;`, `&&`, `||`, `&`, newlines) → one or more pipelines.
+ * `conditional`: it runs only when an earlier `&&`/`||` operand allows it.
+ */
+function addStatement(node: Node, ctx: Ctx, depth: number, out: Out, conditional = false): void {
   if (!node.isNamed) return; // `;`, `&`, `&&`, `||`
   const type = node.type;
   if (type === "comment" || ctx.skipped(node.startIndex)) return;
   if (ctx.outOfTime()) return;
+  const first = out.length;
   if (type === "list") {
-    for (const element of flattenList(node)) addStatement(element, ctx, depth, out);
-    return;
-  }
-  if (type === "ERROR") {
+    for (const element of flattenList(node)) addStatement(element.node, ctx, depth, out, conditional || element.conditional);
+  } else if (type === "ERROR") {
     recover(node, ctx, depth, out);
-    return;
+  } else {
+    if (!ctx.enter()) return;
+    try {
+      const draft = newDraft(node.startIndex);
+      out.push(draft);
+      appendToPipeline(draft, node, ctx, depth, out);
+    } finally {
+      ctx.leave();
+    }
   }
-  if (!ctx.enter()) return;
-  try {
-    const draft = newDraft(node.startIndex);
-    out.push(draft);
-    appendToPipeline(draft, node, ctx, depth, out);
-  } finally {
-    ctx.leave();
+  const background = runsInBackground(ctx.src, node.endIndex);
+  if (!conditional && !background) return;
+  for (let i = first; i < out.length; i++) {
+    const item = out[i]!;
+    if (conditional) item.conditional = true;
+    if (background) item.background = true;
   }
 }
 
-/** `a && b || c` nests to the left in the tree; read it flat, without recursion. */
-function flattenList(node: Node): Node[] {
-  const result: Node[] = [];
-  const stack: Node[] = [node];
+/** Whether the statement ending at `end` is followed by a lone `&` (not `&&`, `&>`). */
+function runsInBackground(src: string, end: number): boolean {
+  let i = end;
+  while (src.charCodeAt(i) === 32 || src.charCodeAt(i) === 9) i++;
+  return src.charCodeAt(i) === 38 && src.charCodeAt(i + 1) !== 38 && src.charCodeAt(i + 1) !== 62;
+}
+
+/**
+ * `a && b || c` nests to the left in the tree; read it flat, without recursion. Every element
+ * after an `&&`/`||` operator is conditional.
+ */
+function flattenList(node: Node): { node: Node; conditional: boolean }[] {
+  const result: { node: Node; conditional: boolean }[] = [];
+  const stack: { node: Node; conditional: boolean }[] = [{ node, conditional: false }];
   while (stack.length > 0) {
-    const n = stack.pop()!;
+    const top = stack.pop()!;
+    const n = top.node;
     if (n.type !== "list") {
-      result.push(n);
+      result.push(top);
       continue;
     }
-    const children = n.namedChildren;
-    for (let i = children.length - 1; i >= 0; i--) {
-      const c = children[i]!;
-      if (c.type !== "comment") stack.push(c);
+    const children = n.children;
+    let afterOperator = false;
+    const items: { node: Node; conditional: boolean }[] = [];
+    for (const c of children) {
+      if (!c.isNamed) {
+        if (c.type === "&&" || c.type === "||") afterOperator = true;
+        continue;
+      }
+      if (c.type !== "comment") items.push({ node: c, conditional: top.conditional || afterOperator });
     }
+    for (let i = items.length - 1; i >= 0; i--) stack.push(items[i]!);
   }
   return result;
 }
@@ -340,8 +371,8 @@ function appendToPipeline(d: Draft, node: Node, ctx: Ctx, depth: number, out: Ou
       // continues the pipeline, the rest are statements of their own.
       const elements = flattenList(node);
       const [first, ...rest] = elements;
-      if (first) appendToPipeline(d, first, ctx, depth, out);
-      for (const element of rest) addStatement(element, ctx, depth, out);
+      if (first) appendToPipeline(d, first.node, ctx, depth, out);
+      for (const element of rest) addStatement(element.node, ctx, depth, out, element.conditional);
       return;
     }
     case "redirected_statement":
@@ -522,7 +553,7 @@ function applyHeredoc(d: Draft, index: number, node: Node, ctx: Ctx, depth: numb
   updateText(d, index, src);
   // The rest of the line: `| sh` continues this pipeline, `&& x` starts the next one.
   for (const tail of pipeTails) appendToPipeline(d, tail, ctx, depth, out);
-  for (const tail of listTails) addStatement(tail, ctx, depth, out);
+  for (const tail of listTails) addStatement(tail, ctx, depth, out, true);
 }
 
 /**
@@ -602,14 +633,18 @@ function buildCommand(node: Node, ctx: Ctx, depth: number, out: Out): { command:
   }
 }
 
-function assignment(node: Node, ctx: Ctx, depth: number): { name: string; value: Word } {
+function assignment(node: Node, ctx: Ctx, depth: number): Assignment {
   let name = "";
   let valueNode: Node | null = null;
   let subscript: Node | null = null;
   let seenOperator = false;
+  let append = false;
   for (const child of node.children) {
     if (!child.isNamed) {
-      if (child.type === "=" || child.type === "+=") seenOperator = true;
+      if (child.type === "=" || child.type === "+=") {
+        seenOperator = true;
+        append = child.type === "+=";
+      }
       continue;
     }
     if (!seenOperator) {
@@ -622,7 +657,13 @@ function assignment(node: Node, ctx: Ctx, depth: number): { name: string; value:
   const value = valueNode ? resolveWord(valueNode, ctx, depth) : literalWord("");
   // `a[$(cmd)]=1`: the subscript is evaluated, so its substitutions run.
   if (subscript) collectSubstitutions(subscript, ctx, depth, value.substitutions);
-  return { name, value };
+  const result: Assignment = { name, value };
+  if (append) result.append = true;
+  if (valueNode?.type === "array") {
+    result.elements = [];
+    for (const child of valueNode.namedChildren) if (child.type !== "comment") result.elements.push(resolveWord(child, ctx, depth));
+  }
+  return result;
 }
 
 function buildSimple(node: Node, ctx: Ctx, depth: number, extent: Extent, out: Out): SimpleCommand {

@@ -32,11 +32,26 @@ export interface Word {
    * words. `value` keeps the braces as written. Set only when true.
    */
   braceExpansion?: boolean;
+  /**
+   * How a word that is not static is made, piece by piece, so that expansions can be put in and
+   * split (by `IFS`) the way bash does: only unquoted expansions are split. Set only when the
+   * word is not static (and absent on words made by hand).
+   */
+  parts?: WordPart[];
   /** The word starts with an unquoted `~` (home directory); `value` keeps it as written. Set only when true. */
   tilde?: boolean;
   /** The word has unquoted glob characters (`*`, `?`, `[…]`) that bash may expand. Set only when true. */
   glob?: boolean;
 }
+
+/** One piece of a word that is not static (see `Word.parts`). */
+export type WordPart =
+  /** Text as bash passes it (quotes removed, escapes resolved). */
+  | { kind: "text"; text: string }
+  /** A parameter or arithmetic expansion as written (`$x`, `${a[@]}`, `${x:-y}`, `$((1+2))`); `quoted` inside `"…"`. */
+  | { kind: "expansion"; raw: string; quoted: boolean }
+  /** The output of `Word.substitutions[index]`. */
+  | { kind: "substitution"; index: number; quoted: boolean };
 
 export interface Substitution {
   kind: "command" | "process_in" | "process_out";
@@ -73,11 +88,23 @@ export interface Redirect {
   };
 }
 
+/** `NAME=value`, `NAME+=value`, `NAME=(a b c)`, `NAME[i]=value`. */
+export interface Assignment {
+  /** The variable name as written, with a subscript when there is one (`a[1]`). */
+  name: string;
+  /** The value; for an array, the whole `(…)` text as one word. */
+  value: Word;
+  /** `+=`: appends to the current value. Set only when true. */
+  append?: true;
+  /** `NAME=(…)`: the array's elements as words. Set only for arrays. */
+  elements?: Word[];
+}
+
 /** A command with a name and arguments: `VAR=x sudo rm -rf dir > log`. */
 export interface SimpleCommand {
   kind: "simple";
   /** Assignments before the command name. */
-  assignments: { name: string; value: Word }[];
+  assignments: Assignment[];
   /**
    * The command name and its arguments; empty for a bare assignment or redirect. Keywords of
    * declarations are the name (`export A=1` → `export`, `A=1`).
@@ -117,6 +144,10 @@ export interface Pipeline {
   /** `!` in front. */
   negated: boolean;
   text: string;
+  /** It runs only if an earlier `&&`/`||` operand lets it (`a && b`: b). Set only when true. */
+  conditional?: true;
+  /** It runs in the background (`a &`), in a subshell of its own. Set only when true. */
+  background?: true;
 }
 
 /** A command list: pipelines joined by `;`, `&&`, `||`, `&` or newlines. Every pipeline may run. */

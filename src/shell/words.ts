@@ -9,7 +9,7 @@
  */
 
 import type { SyntaxNode as Node } from "./syntax-tree.js";
-import type { Script, Substitution, Word } from "./types.js";
+import type { Script, Substitution, Word, WordPart } from "./types.js";
 
 /** What word resolution needs from the model builder. */
 export interface WordContext {
@@ -62,11 +62,21 @@ interface Acc {
   static: boolean;
   subs: Substitution[];
   brace: boolean;
+  /** The word piece by piece (see `Word.parts`). */
+  parts: WordPart[];
+  /** Inside `"…"` (expansions there are not split). */
+  quoted: number;
+}
+
+function addTextPart(acc: Acc, text: string): void {
+  const last = acc.parts[acc.parts.length - 1];
+  if (last?.kind === "text") last.text += text;
+  else acc.parts.push({ kind: "text", text });
 }
 
 /** Resolves one word node (`word`, `string`, `concatenation`, `$'…'`, `$VAR`, `$(…)`, …). */
 export function resolveWord(node: Node, ctx: WordContext, depth: number): Word {
-  const acc: Acc = { value: "", mask: "", static: true, subs: [], brace: false };
+  const acc: Acc = { value: "", mask: "", static: true, subs: [], brace: false, parts: [], quoted: 0 };
   addPiece(acc, node, ctx, depth);
   return finish(acc, ctx.src.slice(node.startIndex, node.endIndex));
 }
@@ -108,6 +118,7 @@ export function joinContinuations(items: { word: Word; start: number; end: numbe
         static: last.static && w.static,
         substitutions: last.substitutions.length === 0 ? w.substitutions : w.substitutions.length === 0 ? last.substitutions : [...last.substitutions, ...w.substitutions],
       };
+      if (!joined.static) joined.parts = joinParts(last, w);
       if (last.braceExpansion || w.braceExpansion) joined.braceExpansion = true;
       if (last.tilde) joined.tilde = true;
       if (last.glob || w.glob) joined.glob = true;
@@ -118,6 +129,14 @@ export function joinContinuations(items: { word: Word; start: number; end: numbe
     prevEnd = item.end;
   }
   return out;
+}
+
+/** The parts of two words read as one (substitution indexes of the second shift past the first's). */
+function joinParts(a: Word, b: Word): WordPart[] | undefined {
+  if ((!a.static && !a.parts) || (!b.static && !b.parts)) return undefined;
+  const shift = a.substitutions.length;
+  const second = (b.parts ?? [{ kind: "text", text: b.value }]).map((p): WordPart => (p.kind === "substitution" ? { ...p, index: p.index + shift } : p));
+  return [...(a.parts ?? [{ kind: "text", text: a.value }]), ...second];
 }
 
 /** True when the text between `from` and `to` is only line continuations (backslash-newline). */
@@ -131,6 +150,7 @@ export function isContinuationGap(src: string, from: number, to: number): boolea
 
 function finish(acc: Acc, raw: string): Word {
   const word: Word = { raw, value: acc.value, static: acc.static, substitutions: acc.subs };
+  if (!acc.static) word.parts = acc.parts;
   const mask = acc.mask;
   if (acc.brace || (mask.includes("{") && BRACE_RE.test(mask))) word.braceExpansion = true;
   if (mask.charCodeAt(0) === 126 /* ~ */) word.tilde = true;
@@ -209,6 +229,7 @@ function addPiece(acc: Acc, node: Node, ctx: WordContext, depth: number): void {
       acc.static = false;
       acc.value += src.slice(node.startIndex, node.endIndex);
       acc.mask += QUOTED;
+      acc.parts.push({ kind: "substitution", index: acc.subs.length, quoted: acc.quoted > 0 });
       acc.subs.push(ctx.substitution(node, depth));
       return;
     default:
@@ -224,6 +245,7 @@ function addUnquoted(acc: Acc, text: string): void {
   if (!text.includes("\\")) {
     acc.value += text;
     acc.mask += text;
+    addTextPart(acc, text);
     return;
   }
   let value = "";
@@ -242,24 +264,29 @@ function addUnquoted(acc: Acc, text: string): void {
   }
   acc.value += value;
   acc.mask += mask;
+  addTextPart(acc, value);
 }
 
 /** Literal text with no quoting to remove, read as unquoted (brace expansions, regexes). */
 function addRaw(acc: Acc, text: string): void {
   acc.value += text;
   acc.mask += text;
+  addTextPart(acc, text);
 }
 
 function addQuoted(acc: Acc, text: string): void {
   acc.value += text;
   acc.mask += QUOTED;
+  addTextPart(acc, text);
 }
 
 /** Parts that need running something: kept as written, their substitutions collected. */
 function addDynamic(acc: Acc, node: Node, ctx: WordContext, depth: number): void {
   acc.static = false;
-  acc.value += ctx.src.slice(node.startIndex, node.endIndex);
+  const raw = ctx.src.slice(node.startIndex, node.endIndex);
+  acc.value += raw;
   acc.mask += QUOTED;
+  acc.parts.push({ kind: "expansion", raw, quoted: acc.quoted > 0 });
   collectSubstitutions(node, ctx, depth, acc.subs);
 }
 
@@ -287,12 +314,24 @@ export function collectSubstitutions(node: Node, ctx: WordContext, depth: number
 
 /** `"…"`: `\` quotes only `$`, `` ` ``, `"`, `\` and newline; expansions and substitutions stay live. */
 function addDoubleQuoted(acc: Acc, node: Node, ctx: WordContext, depth: number): void {
-  const src = ctx.src;
   const children = node.children;
   let pos = node.startIndex + 1;
   let end = node.endIndex;
   const last = children[children.length - 1];
   if (children.length > 1 && last && last.type === '"' && !last.isMissing) end = last.startIndex;
+  // `""` is an (empty) argument of its own.
+  addTextPart(acc, "");
+  acc.quoted++;
+  try {
+    addDoubleQuotedChildren(acc, node, ctx, depth, pos, end);
+  } finally {
+    acc.quoted--;
+  }
+}
+
+function addDoubleQuotedChildren(acc: Acc, node: Node, ctx: WordContext, depth: number, pos: number, end: number): void {
+  const src = ctx.src;
+  const children = node.children;
   for (let i = 1; i < children.length; i++) {
     const child = children[i]!;
     if (child.startIndex >= end) break;
@@ -341,6 +380,7 @@ function addArray(acc: Acc, node: Node, ctx: WordContext, depth: number): void {
   }
   acc.value += `(${parts.join(" ")})`;
   acc.mask += QUOTED;
+  addTextPart(acc, `(${parts.join(" ")})`);
   if (!isStatic) acc.static = false;
 }
 

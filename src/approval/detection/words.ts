@@ -4,17 +4,13 @@
  * brace expansions are expanded, unquoted expansions are split.
  */
 import type { Word } from "../../shell/types.js";
+import { expandWord, UNKNOWN_VALUE, type Env, type PartOutput } from "./expand.js";
 import type { Arg } from "./model.js";
 
-/** Variables whose values are known (static) at this point of the walk. */
-export type Env = ReadonlyMap<string, string>;
+export type { Env } from "./expand.js";
 
 /** The output of a command substitution, when it can be computed without running anything. */
-export interface SubstitutionOutput {
-  text: string | null;
-  network: boolean;
-  decoded: boolean;
-}
+export type SubstitutionOutput = PartOutput;
 
 export type SubstitutionResolver = (word: Word) => (SubstitutionOutput | null)[] | null;
 
@@ -126,31 +122,56 @@ function locate(value: string, text: string, from: number): [number, number] | n
   return null;
 }
 
-export interface ResolvedWords {
-  args: Arg[];
-  /** A substitution whose output became part of an argument came from the network / was decoded. */
-  network: boolean;
-  decoded: boolean;
-}
-
 /**
  * Resolves one word into the arguments bash would pass. Pushes onto `out`.
  * Returns flags about substitutions whose output was put in.
  */
 export function resolveWord(word: Word, env: Env | null, substitutions: SubstitutionResolver | null, out: Arg[]): { network: boolean; decoded: boolean } {
-  const flags = { network: false, decoded: false };
   if (word.static) {
     if (word.braceExpansion) {
       for (const v of expandBraces(word.value)) out.push({ value: v, static: true, splittable: false, word });
     } else out.push({ value: word.value, static: true, splittable: false, word });
+    return { network: false, decoded: false };
+  }
+  const outputs = word.substitutions.length > 0 && substitutions ? substitutions(word) : null;
+  const expanded = expandWord(word, env, outputs);
+  if (!expanded) return resolveByValue(word, env, outputs, out);
+  const flags = { network: expanded.network, decoded: expanded.decoded };
+  const taint = flags.network || flags.decoded ? flags : null;
+  if (expanded.fields) {
+    for (const value of expanded.fields) out.push(taint ? { value, static: true, splittable: false, word, ...taint } : { value, static: true, splittable: false, word });
     return flags;
   }
+  const arg: Arg = { value: partialValue(word, env, outputs), static: false, splittable: expanded.splittable, word };
+  if (taint) Object.assign(arg, taint);
+  out.push(arg);
+  return flags;
+}
+
+/** A word only partly known, for display and path classes: known expansions put in, the rest as written. */
+function partialValue(word: Word, env: Env | null, outputs: readonly (SubstitutionOutput | null)[] | null): string {
+  let value = "";
+  for (const part of word.parts ?? []) {
+    if (part.kind === "text") value += part.text;
+    else if (part.kind === "expansion") {
+      const known = env && /^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$/.test(part.raw) ? env.get(part.raw.replace(/[${}]/g, "")) : undefined;
+      value += known !== undefined && known !== UNKNOWN_VALUE ? known : part.raw;
+    } else {
+      const o = outputs?.[part.index];
+      value += o && o.text !== null ? o.text.replace(/\n+$/, "") : `$(${word.substitutions[part.index]?.script.text ?? ""})`;
+    }
+  }
+  return value;
+}
+
+/** For words without parts (made by hand): known variables put into the value, then split on blanks. */
+function resolveByValue(word: Word, env: Env | null, outputs: readonly (SubstitutionOutput | null)[] | null, out: Arg[]): { network: boolean; decoded: boolean } {
+  const flags = { network: false, decoded: false };
   let value = word.value;
   let known = true;
   let replaced = false;
   const quoted = isQuoted(word.raw);
   if (word.substitutions.length > 0) {
-    const outputs = substitutions ? substitutions(word) : null;
     let from = 0;
     for (let i = 0; i < word.substitutions.length; i++) {
       const sub = word.substitutions[i]!;
@@ -176,10 +197,10 @@ export function resolveWord(word: Word, env: Env | null, substitutions: Substitu
       const name = braced ?? bare ?? "";
       // An unset IFS splits on blanks: `rm${IFS}-rf${IFS}/` is `rm -rf /`.
       const v = env?.get(name) ?? (name === "IFS" ? " " : undefined);
-      if (v === undefined) return whole;
+      if (v === undefined || v === UNKNOWN_VALUE) return whole;
       replaced = true;
       if (name === "@" || name === "*") splitAll = true;
-      return v;
+      return v.replace(/\0/g, " ");
     });
   }
   const taint = flags.network || flags.decoded ? { network: flags.network, decoded: flags.decoded } : null;

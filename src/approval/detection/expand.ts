@@ -1,0 +1,214 @@
+/**
+ * Parameter expansion and word splitting over a word's parts (`Word.parts`), the
+ * way bash does them: known values are put in, only unquoted expansions are split,
+ * on the characters of `IFS` in force. `IFS=:; x="rm:-rf:/"; $x` is `rm -rf /`;
+ * `"$x"` stays one word; `$x""` is split and the empty quoted text joins the last word.
+ *
+ * What the walk knows about variables lives in one map (`Env`), with these keys:
+ * - `NAME`: a variable's value (for an array, its first element);
+ * - `NAME[@]`: an array's elements, joined by NUL (NUL cannot occur in a bash value);
+ * - `1`…`9`, `#`, `@`: positional parameters (`@` NUL-joined);
+ * - `IFS`: absent means the default (space, tab, newline); `UNKNOWN_VALUE` means it was set
+ *   to something only known when it runs, so no unquoted expansion can be split here.
+ * A name that is absent is unknown (it may come from the environment), never empty.
+ */
+import type { Word, WordPart } from "../../shell/types.js";
+
+/** Variables whose values are known (static) at this point of the walk. */
+export type Env = ReadonlyMap<string, string>;
+
+/** Marks a variable (IFS) whose value is only known when it runs. */
+export const UNKNOWN_VALUE = "\u0000";
+
+/** The key of an array's elements in `Env`. */
+export function arrayKey(name: string): string {
+  return `${name}[@]`;
+}
+
+export const DEFAULT_IFS = " \t\n";
+
+/** What a substitution printed, when that is known without running anything. */
+export interface PartOutput {
+  text: string | null;
+  network: boolean;
+  decoded: boolean;
+}
+
+export interface Expanded {
+  /** The words bash would pass, or null when some part is only known when it runs. */
+  fields: string[] | null;
+  /** Some known output put in came from the network / was decoded. */
+  network: boolean;
+  decoded: boolean;
+  /** An unquoted expansion or substitution is part of the word (it may split into several words). */
+  splittable: boolean;
+}
+
+const SIMPLE = /^\$(?:([A-Za-z_][A-Za-z0-9_]*)|([0-9@*#!?$-]))$/;
+const BRACED = /^\$\{(#)?([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#!?$-])(?:\[([@*]|[0-9]+)\])?\}$/;
+
+/** `$!`: the pid of the last background job, which the command itself started. Kept as written. */
+const BACKGROUND_PID = "$!";
+
+/**
+ * The value(s) of a parameter expansion as written (`$x`, `${x}`, `${a[@]}`, `${a[1]}`,
+ * `${#x}`, `$@`): one string, a list (`"$@"`, `"${a[@]}"`), or null when unknown.
+ */
+function lookup(raw: string, env: Env | null): string | string[] | null {
+  let name: string;
+  let index: string | undefined;
+  let length = false;
+  const simple = SIMPLE.exec(raw);
+  if (simple) name = simple[1] ?? simple[2]!;
+  else {
+    const braced = BRACED.exec(raw);
+    if (!braced) return null;
+    length = braced[1] !== undefined;
+    name = braced[2]!;
+    index = braced[3];
+  }
+  if (name === "!") return BACKGROUND_PID;
+  if (name === "IFS" && index === undefined) {
+    const ifs = env?.get("IFS");
+    if (ifs === UNKNOWN_VALUE) return null;
+    return length ? String((ifs ?? DEFAULT_IFS).length) : (ifs ?? DEFAULT_IFS);
+  }
+  if (name === "@" || name === "*") {
+    const all = env?.get("@");
+    if (all === undefined) return null;
+    return all === "" ? [] : all.split("\0");
+  }
+  if (index === "@" || index === "*") {
+    const all = env?.get(arrayKey(name));
+    if (all === undefined) return null;
+    const list = all === "" ? [] : all.split("\0");
+    return length ? String(list.length) : list;
+  }
+  let value: string | undefined;
+  if (index !== undefined && index !== "0") value = env?.get(arrayKey(name))?.split("\0")[Number(index)];
+  else value = env?.get(name);
+  if (value === undefined || value === UNKNOWN_VALUE) return null;
+  return length ? String(value.length) : value;
+}
+
+/** Splits words the way bash does after expansion, into `fields`. */
+class Splitter {
+  readonly fields: string[] = [];
+  private current = "";
+  /** The current word exists even if empty (quoted text, `""`). */
+  private exists = false;
+  /** IFS white space was seen: the next character starts a new word. */
+  private pendingBreak = false;
+
+  constructor(private readonly ifs: string) {}
+
+  private startIfPending(): void {
+    if (!this.pendingBreak) return;
+    if (this.current !== "" || this.exists) this.fields.push(this.current);
+    this.current = "";
+    this.exists = false;
+    this.pendingBreak = false;
+  }
+
+  /** Text that is not split (literal, or a quoted expansion). */
+  text(t: string): void {
+    this.startIfPending();
+    this.current += t;
+    this.exists = true;
+  }
+
+  /** `"$@"`: every element a word of its own; the first joins what came before, the last what follows. */
+  quotedList(list: readonly string[]): void {
+    if (list.length === 0) return;
+    this.startIfPending();
+    list.forEach((item, i) => {
+      if (i > 0) {
+        this.fields.push(this.current);
+        this.current = "";
+      }
+      this.current += item;
+      this.exists = true;
+    });
+  }
+
+  /** Ends the current word, if there is one (between the elements of an unquoted `$@`). */
+  boundary(): void {
+    if (this.current !== "" || this.exists) this.pendingBreak = true;
+  }
+
+  /** An unquoted expansion's text: split on IFS characters. */
+  split(t: string): void {
+    for (const c of t) {
+      if (this.ifs.includes(c)) {
+        if (c === " " || c === "\t" || c === "\n") {
+          if (this.current !== "" || this.exists) this.pendingBreak = true;
+        } else {
+          // A non-blank IFS character always ends a word, even an empty one.
+          this.fields.push(this.current);
+          this.current = "";
+          this.exists = false;
+          this.pendingBreak = false;
+        }
+        continue;
+      }
+      this.startIfPending();
+      this.current += c;
+    }
+  }
+
+  finish(): string[] {
+    if (this.current !== "" || this.exists) this.fields.push(this.current);
+    return this.fields;
+  }
+}
+
+/**
+ * Expands a word from its parts. `outputs[i]` is what `word.substitutions[i]` printed, when known.
+ * Returns null when the word has no parts to work from (the caller falls back to its value).
+ */
+export function expandWord(word: Word, env: Env | null, outputs: readonly (PartOutput | null)[] | null): Expanded | null {
+  const parts: readonly WordPart[] | undefined = word.parts;
+  if (!parts) return null;
+  const ifsValue = env?.get("IFS");
+  const ifs = ifsValue === undefined ? DEFAULT_IFS : ifsValue;
+  const splitter = new Splitter(ifs === UNKNOWN_VALUE ? "" : ifs);
+  let known = true;
+  let network = false;
+  let decoded = false;
+  let splittable = false;
+  for (const part of parts) {
+    if (part.kind === "text") {
+      splitter.text(part.text);
+      continue;
+    }
+    if (!part.quoted) splittable = true;
+    let value: string | string[] | null;
+    if (part.kind === "expansion") value = lookup(part.raw, env);
+    else {
+      const out = outputs?.[part.index] ?? null;
+      if (out?.network) network = true;
+      if (out?.decoded) decoded = true;
+      // Command substitution drops the trailing newlines of the output.
+      value = out && out.text !== null ? out.text.replace(/\n+$/, "") : null;
+    }
+    if (value === null) {
+      known = false;
+      continue;
+    }
+    if (!part.quoted && ifs === UNKNOWN_VALUE) {
+      known = false;
+      continue;
+    }
+    if (Array.isArray(value)) {
+      if (part.quoted) splitter.quotedList(value);
+      else
+        for (const item of value) {
+          splitter.boundary();
+          splitter.split(item);
+          splitter.boundary();
+        }
+    } else if (part.quoted) splitter.text(value);
+    else splitter.split(value);
+  }
+  return { fields: known ? splitter.finish() : null, network, decoded, splittable };
+}
