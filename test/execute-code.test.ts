@@ -2,6 +2,10 @@ import { existsSync, readFileSync } from "node:fs";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
+import { MemoryAllowlist } from "../src/approval/flow/allowlist.js";
+import { setApprovalGate } from "../src/approval/default-gate.js";
+import { NonInteractiveSurface } from "../src/approval/surfaces/non-interactive.js";
+import { createMemoryLogger } from "../src/util/logger.js";
 import { getToolDefinitions, registry } from "../src/index.js";
 import type { OpenAIToolDefinition, ToolContext } from "../src/index.js";
 import "../src/tools/terminal.js";
@@ -61,6 +65,14 @@ function mentioned(text: string, names: readonly string[]): string[] {
 const ECHO = "test_echo";
 
 beforeAll(() => {
+  // Programs here run as if the user had approved execute_code for good; nested commands still
+  // pass the gate as usual. The approval itself is tested in execute-code-approval.test.ts.
+  setApprovalGate({
+    settings: { mode: "manual" },
+    surface: new NonInteractiveSurface("deny"),
+    allowlist: new MemoryAllowlist([{ rule: "execute-code", prefix: "execute_code", backend: "local" }]),
+    logger: createMemoryLogger(),
+  });
   registry.register({
     name: ECHO,
     toolset: "test_echo",

@@ -15,6 +15,8 @@ export type RuleCategory =
   | "process_kill"
   | "fork_bomb"
   | "remote_code_execution"
+  /** A tool runs a program the model wrote on this machine (execute_code); judged by `gate.checkAction`. */
+  | "code_execution"
   | "permission_change"
   | "privilege_escalation"
   | "git_history_destruction"

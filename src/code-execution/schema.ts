@@ -118,7 +118,7 @@ export function buildExecuteCodeDescription(tools: readonly SandboxToolSummary[]
       "Only Node.js built-in modules can be imported (node:fs, node:path, node:crypto, ...); npm packages are not available and `require` is not defined.",
     `Example:\n\`\`\`js\n${example(tools)}\n\`\`\``,
     'Returns JSON: {"output": "...", "exit_code": 0, "tool_calls": 1, "error": null}. An uncaught exception gives a non-zero exit_code with its stack in output; ' +
-      'a timeout or cancellation adds "status" ("timeout" or "cancelled") and "error" says what happened.',
+      'a timeout, a cancellation or a program that was not approved to run adds "status" ("timeout", "cancelled" or "blocked") and "error" says what happened; do not try to get a blocked program past the approval another way.',
   );
   return paragraphs.join("\n\n");
 }

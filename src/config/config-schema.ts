@@ -228,6 +228,7 @@ const RULE_CATEGORIES = [
   "process_kill",
   "fork_bomb",
   "remote_code_execution",
+  "code_execution",
   "permission_change",
   "privilege_escalation",
   "git_history_destruction",

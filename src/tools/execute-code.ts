@@ -11,8 +11,15 @@
  * `patchSchema`: `getToolDefinitions` hands it the names of the tools that
  * survived toolset filtering and availability checks, and the description is
  * rebuilt to list only the allow-listed ones among them.
+ *
+ * Every program passes the approval gate first, as a whole (`gate.checkAction`, rule
+ * `execute-code`, prefix `execute_code`, backend `local`: see
+ * src/code-execution/approval.ts); a refused program never starts and comes back with
+ * `"status": "blocked"` and the reason. Its nested tool calls pass the gate themselves.
  */
 
+import type { ApprovalGate } from "../approval/flow/gate.js";
+import { EXECUTE_CODE_BACKEND, executeCodeAction } from "../code-execution/approval.js";
 import {
   DEFAULT_CODE_TIMEOUT_SECONDS,
   EXECUTE_CODE_TOOL,
@@ -32,7 +39,10 @@ import type { ToolRegistry } from "../registry/tool-registry.js";
 import { registry } from "../registry/singleton.js";
 import type { FunctionSchema, ToolContext, ToolEntry } from "../registry/types.js";
 import { cleanTerminalOutput } from "../terminal/ansi.js";
+import { ABORT_EXIT_CODE } from "../terminal/process-group.js";
 import { killedStatus, parseTimeoutSeconds } from "../terminal/tool-timeout.js";
+import { describeThrown } from "../util/text.js";
+import { sessionIdOf } from "./call-scope.js";
 
 export { EXECUTE_CODE_SCHEMA };
 
@@ -41,10 +51,15 @@ export interface ExecuteCodeToolResult {
   exit_code: number;
   tool_calls: number;
   error: string | null;
-  status?: "timeout" | "cancelled";
+  status?: "timeout" | "cancelled" | "blocked";
 }
 
+/** The part of the approval gate the tool uses. */
+export type ActionGate = Pick<ApprovalGate, "checkAction">;
+
 export interface ExecuteCodeHandlerOptions {
+  /** The approval gate every program passes first, as a whole. Default: the process-wide gate (`getApprovalGate()`). */
+  gate?: () => ActionGate | Promise<ActionGate>;
   /** Registry nested calls go through. Default: the process-wide `registry`. */
   registry?: ToolRegistry;
   /** Names added to the allow-list (`SANDBOX_TOOLS`); still only if registered and available. */
@@ -63,8 +78,9 @@ export interface ExecuteCodeHandlerOptions {
 
 class ExecuteCodeArgumentError extends Error {}
 
-function errorResult(message: string): string {
-  const result: ExecuteCodeToolResult = { output: "", exit_code: -1, tool_calls: 0, error: message };
+function errorResult(message: string, status?: "blocked" | "cancelled"): string {
+  const exitCode = status === "cancelled" ? ABORT_EXIT_CODE : -1;
+  const result: ExecuteCodeToolResult = { output: "", exit_code: exitCode, tool_calls: 0, error: message, ...(status ? { status } : {}) };
   return JSON.stringify(result);
 }
 
@@ -92,6 +108,8 @@ export function formatExecuteCodeResult(run: RunCodeResult, timeoutSeconds: numb
 
 /** Builds an execute_code handler; the registered tool uses the defaults. */
 export function createExecuteCodeHandler(options: ExecuteCodeHandlerOptions = {}) {
+  // The gate loads on the first program, not when the tool is listed.
+  const gate = options.gate ?? (async () => (await import("../approval/default-gate.js")).getApprovalGate());
   return async function executeCode(args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
     let code: string;
     let timeoutSeconds: number;
@@ -106,6 +124,18 @@ export function createExecuteCodeHandler(options: ExecuteCodeHandlerOptions = {}
     } catch (err) {
       if (err instanceof ExecuteCodeArgumentError) return errorResult(err.message);
       throw err;
+    }
+    // The program runs on this machine whatever the terminal backend is, so it is checked as `local`.
+    try {
+      const decision = await (await gate()).checkAction(await executeCodeAction(code), {
+        sessionId: sessionIdOf(ctx),
+        backend: EXECUTE_CODE_BACKEND,
+        signal: ctx?.signal,
+      });
+      if (!decision.allowed) return errorResult(decision.reason, decision.by === "cancelled" ? "cancelled" : "blocked");
+    } catch (err) {
+      // A gate that cannot be built (a malformed config.yaml, say) refuses: fail closed.
+      return errorResult(`The program could not be checked for approval (${describeThrown(err)}), so it was not run.`, "blocked");
     }
     const run = await runCode({
       code,
@@ -167,9 +197,10 @@ registry.register({
   schema: EXECUTE_CODE_SCHEMA,
   handler: executeCodeHandler,
   patchSchema: patchExecuteCodeForAvailable,
-  // The handler enforces the program's own timeout (and kills its process group);
-  // this is only a backstop above the largest allowed timeout plus the kill grace.
-  timeoutMs: (MAX_CODE_TIMEOUT_SECONDS + 30) * 1000,
+  // The handler enforces the program's own timeout (and kills its process group); this is
+  // only a backstop above an approval wait (a gateway waits 5 minutes by default), the
+  // largest allowed timeout and the kill grace.
+  timeoutMs: 20 * 60 * 1000,
   // The output is capped at 50,000 characters; leave room for JSON escaping so the
   // registry never cuts the JSON itself.
   maxResultChars: 200_000,

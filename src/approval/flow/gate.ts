@@ -11,6 +11,9 @@
  *   6. smart review   `smart` mode: the reviewer approves (this command only), denies, or escalates
  *   7. ask            a surface (terminal, gateway, non-interactive) answers once/session/always/deny
  *
+ * A tool's non-shell action (the program `execute_code` runs) goes through `checkAction`
+ * instead: one match of the tool's rule with its prefix, judged by the same steps.
+ *
  * Approval keys are (rule, normalised prefix, backend). The gate fails closed: a detection
  * error, a surface error, an abort or an unclear answer denies.
  */
@@ -29,9 +32,13 @@ import { NonInteractiveSurface } from "../surfaces/non-interactive.js";
 import { FilePendingStore, pendingStoreDir } from "../surfaces/pending-store.js";
 import { TerminalSurface, hasInteractiveTerminal } from "../surfaces/terminal.js";
 import { ConfigAllowlist, type AllowlistStore } from "./allowlist.js";
+import { actionDetection, actionSubject, commandSubject, type Subject } from "./action.js";
+import { isIsolatedBackend } from "./backends.js";
 import { findDenyRule } from "./deny-rules.js";
 import { approvalId, commandHash, keyOf, keysOf } from "./keys.js";
+import { DEFAULT_BY, denialReason, describe, errorText } from "./reasons.js";
 import { containsSecret, redactSecrets } from "../../redaction/redact.js";
+import { SessionStates, type SessionState } from "./sessions.js";
 import { approvalSettingsFromConfig, type ApprovalSettings } from "./settings.js";
 import type {
   ApprovalAnswer,
@@ -44,26 +51,15 @@ import type {
   BackendInfo,
   CheckOptions,
   DecisionSource,
+  GateAction,
   GateDecision,
   SmartReviewer,
 } from "./types.js";
 
+export { ISOLATED_BACKENDS, isIsolatedBackend } from "./backends.js";
+
 /** Detection as the gate consumes it (sync or async). */
 export type DetectFn = (command: string) => Detection | Promise<Detection>;
-
-/** Sandboxes that keep the host out of reach (see `isIsolatedBackend`). */
-export const ISOLATED_BACKENDS: ReadonlySet<string> = new Set(["docker", "singularity", "modal", "daytona", "vercel_sandbox"]);
-
-/**
- * Whether commands on this backend cannot touch the host: `docker` only when the caller
- * says it mounts nothing of the host (`hostMounts: false`), the other sandboxes unless the
- * caller says they do (`hostMounts: true`). `local`, `ssh` and unknown backends never.
- */
-export function isIsolatedBackend(backend: BackendInfo): boolean {
-  if (!ISOLATED_BACKENDS.has(backend.name)) return false;
-  if (backend.name === "docker") return backend.hostMounts === false;
-  return backend.hostMounts !== true;
-}
 
 export interface ApprovalGateOptions {
   /** The typed `approvals` section; read from `config.yaml` in `home` when neither this nor `settings` is given. */
@@ -89,21 +85,6 @@ export interface ApprovalGateOptions {
   onceTtlMs?: number;
 }
 
-interface SessionState {
-  /** Session approvals by key id. */
-  grants: Map<string, ApprovalKey>;
-  /** One-time grants: `<commandHash>:<backend>` → expiry (epoch ms). */
-  once: Map<string, number>;
-  yolo: boolean;
-  consecutiveSmartDenials: number;
-  breakerTripped: boolean;
-}
-
-const describe = (matches: readonly RuleMatch[]): string =>
-  matches.map((m) => `${m.description} [${m.rule}${m.prefix ? `: ${m.prefix}` : ""}]`).join("; ");
-
-const DEFAULT_BY: Record<string, DecisionSource> = { terminal: "user", gateway: "gateway", non_interactive: "non_interactive" };
-
 /** The default detection: `detectAsync` of the detection module, loaded (with the bash parser) on first use. */
 async function defaultDetect(command: string): Promise<Detection> {
   const { detectAsync } = await import("../detection/index.js");
@@ -118,7 +99,7 @@ export class ApprovalGate {
   private readonly allowlist: AllowlistStore;
   private readonly logger: Logger;
   private readonly observers: ApprovalObserver[];
-  private readonly sessions = new Map<string, SessionState>();
+  private readonly sessions = new SessionStates();
   private readonly onceTtlMs: number;
   private surface?: ApprovalSurface;
   private reviewer?: SmartReviewer;
@@ -161,69 +142,52 @@ export class ApprovalGate {
   // Session controls
   // -------------------------------------------------------------------------
 
-  private session(sessionId: string): SessionState {
-    let state = this.sessions.get(sessionId);
-    if (!state) {
-      state = { grants: new Map(), once: new Map(), yolo: false, consecutiveSmartDenials: 0, breakerTripped: false };
-      this.sessions.set(sessionId, state);
-    }
-    return state;
-  }
-
-  /** Turns the session's yolo toggle on or off (everything but hardline rules and deny rules passes). */
   /** Who is asked when a check names no surface (a gateway surface for a chat platform, say). */
   setSurface(surface: ApprovalSurface): void {
     this.surface = surface;
   }
 
+  /** Turns the session's yolo toggle on or off (everything but hardline rules and deny rules passes). */
   setYolo(sessionId: string, on: boolean): void {
-    this.session(sessionId).yolo = on;
+    this.sessions.get(sessionId).yolo = on;
   }
 
   isYolo(sessionId: string): boolean {
-    return this.sessions.get(sessionId)?.yolo ?? false;
+    return this.sessions.peek(sessionId)?.yolo ?? false;
   }
 
   /** Approves keys for one session. */
   grantSession(sessionId: string, keys: readonly ApprovalKey[]): void {
-    const grants = this.session(sessionId).grants;
-    for (const key of keys) grants.set(approvalId(key), { ...key });
+    this.sessions.grant(sessionId, keys);
   }
 
   /** The session's approvals. */
   sessionApprovals(sessionId: string): ApprovalEntry[] {
-    return [...(this.sessions.get(sessionId)?.grants ?? new Map<string, ApprovalKey>()).entries()].map(([id, key]) => ({ id, ...key }));
+    return this.sessions.approvals(sessionId);
   }
 
   /** Withdraws one session approval (by id), or all of them. */
   revokeSession(sessionId: string, id?: string): void {
-    const grants = this.sessions.get(sessionId)?.grants;
-    if (!grants) return;
-    if (id === undefined) grants.clear();
-    else grants.delete(id);
+    this.sessions.revoke(sessionId, id);
   }
 
-  /** Lets exactly this command run once more in this session on this backend (for retry-after-approval flows). */
+  /** Lets exactly this command (or action text) run once more in this session on this backend (for retry-after-approval flows). */
   approveOnce(sessionId: string, command: string, backend: string): void {
-    this.session(sessionId).once.set(`${commandHash(command)}:${backend}`, Date.now() + this.onceTtlMs);
+    this.sessions.get(sessionId).once.set(`${commandHash(command)}:${backend}`, Date.now() + this.onceTtlMs);
   }
 
   /** Forgets everything about a session. */
   endSession(sessionId: string): void {
-    this.sessions.delete(sessionId);
+    this.sessions.end(sessionId);
   }
 
   /** Whether smart review stopped for this session after repeated denials. */
   breakerTripped(sessionId: string): boolean {
-    return this.sessions.get(sessionId)?.breakerTripped ?? false;
+    return this.sessions.peek(sessionId)?.breakerTripped ?? false;
   }
 
   resetBreaker(sessionId: string): void {
-    const state = this.sessions.get(sessionId);
-    if (state) {
-      state.breakerTripped = false;
-      state.consecutiveSmartDenials = 0;
-    }
+    this.sessions.resetBreaker(sessionId);
   }
 
   /** Adds an observer; returns a function that removes it. */
@@ -254,18 +218,35 @@ export class ApprovalGate {
   // The check
   // -------------------------------------------------------------------------
 
+  /** Judges a shell command: detection finds its matches, then steps 1 to 7 decide. */
   async check(command: string, options: CheckOptions): Promise<GateDecision> {
+    return this.judge(commandSubject(command), () => this.detect(command), options);
+  }
+
+  /**
+   * Judges a tool's non-shell action as a whole (the program `execute_code` runs, say): one
+   * match of `action.rule` with `action.prefix`, through the same steps as a command. Keys
+   * are (rule, prefix, backend), so a session or `always` approval covers every later action
+   * with that prefix. People and the log see `action.display`, never more.
+   */
+  async checkAction(action: GateAction, options: CheckOptions): Promise<GateDecision> {
+    return this.judge(actionSubject(action), () => actionDetection(action), options);
+  }
+
+  /** Steps 1 to 5; 6 and 7 in `review`. */
+  private async judge(subject: Subject, detect: () => Detection | Promise<Detection>, options: CheckOptions): Promise<GateDecision> {
+    const { command } = subject;
     const backend: BackendInfo = typeof options.backend === "string" ? { name: options.backend } : options.backend;
     const signal = options.signal ?? new AbortController().signal;
     const base = { command, sessionId: options.sessionId, backend: backend.name };
     const decide = (allowed: boolean, by: DecisionSource, reason: string, matches: RuleMatch[], extra: Partial<GateDecision> = {}) =>
-      this.finish({ allowed, by, reason, matches, ...base, ...extra });
+      this.finish({ allowed, by, reason, matches, ...base, ...extra }, subject.shown);
 
     if (signal.aborted) return decide(false, "cancelled", "The command was cancelled before it was checked.", []);
 
     let detection: Detection;
     try {
-      detection = await this.detect(command);
+      detection = await detect();
     } catch (err) {
       return decide(false, "error", `The command could not be checked for safety (${errorText(err)}), so it was not run.`, []);
     }
@@ -283,7 +264,7 @@ export class ApprovalGate {
     }
 
     // 2. User deny rules.
-    const hit = findDenyRule(this.settings.deny, command, matches, backend.name);
+    const hit = findDenyRule(this.settings.deny, subject.denyText, matches, backend.name);
     if (hit) {
       const what = hit.match ? ` (${describe([hit.match])})` : "";
       const why = (hit.rule.reason ?? "this command is not allowed").replace(/[.\s]+$/, "");
@@ -292,7 +273,7 @@ export class ApprovalGate {
 
     // 3. Mode, yolo, isolated backends.
     // Read-only until something is recorded, so safe commands leave no per-session state behind.
-    const state = this.sessions.get(options.sessionId);
+    const state = this.sessions.peek(options.sessionId);
     if (this.settings.mode === "off") return decide(true, "mode_off", "Approvals are off (mode: off).", matches);
     if (state?.yolo) return decide(true, "yolo", "The session's yolo toggle is on.", matches);
     if (isIsolatedBackend(backend) && !this.settings.isolatedBackendsNeedApproval) {
@@ -313,13 +294,10 @@ export class ApprovalGate {
           ? decide(true, "session", "Approved for this session.", matches)
           : decide(true, "allowlist", "Approved for good (approvals.allowlist).", matches);
       }
-      const onceKey = `${commandHash(command)}:${backend.name}`;
-      const onceUntil = state?.once.get(onceKey);
-      if (state && onceUntil !== undefined) {
-        state.once.delete(onceKey);
-        if (onceUntil > Date.now()) return decide(true, "once", "Approved once for exactly this command.", matches, { scope: "once" });
+      if (this.sessions.takeOnce(options.sessionId, `${commandHash(command)}:${backend.name}`)) {
+        return decide(true, "once", "Approved once for exactly this command.", matches, { scope: "once" });
       }
-      return this.review(command, detection, uncovered, backend.name, this.session(options.sessionId), options, signal);
+      return this.review(subject, detection, uncovered, backend.name, this.sessions.get(options.sessionId), options, signal);
     }
 
     // 5. Detection found nothing.
@@ -337,7 +315,7 @@ export class ApprovalGate {
 
   /** Steps 6 and 7: smart review, then a surface. */
   private async review(
-    command: string,
+    subject: Subject,
     detection: Detection,
     uncovered: RuleMatch[],
     backend: string,
@@ -345,8 +323,10 @@ export class ApprovalGate {
     options: CheckOptions,
     signal: AbortSignal,
   ): Promise<GateDecision> {
+    const { command, shown } = subject;
     const matches = detection.matches;
     const base = { command, sessionId: options.sessionId, backend };
+    const finish = (decision: Omit<GateDecision, keyof typeof base>) => this.finish({ ...decision, ...base }, shown);
     let smartNote: string | undefined;
 
     // 6. Smart review (never for analysis failures: the reviewer cannot see what would run either).
@@ -361,33 +341,32 @@ export class ApprovalGate {
         smartNote = "smart review is paused for this session after repeated denials";
       } else if (uncovered.some((m) => m.category === "unanalysable")) {
         smartNote = "the command could not be fully analysed, so it was not sent to the reviewer";
+      } else if (subject.review === null) {
+        smartNote = "this action cannot be shown to the reviewer, so a person decides";
       } else {
         let verdict;
         try {
-          verdict = await reviewer.review({ command, matches: uncovered, backend }, signal);
+          verdict = await reviewer.review({ ...subject.review, matches: uncovered, backend }, signal);
         } catch (err) {
           verdict = { verdict: "escalate" as const, reason: `the reviewer failed: ${errorText(err)}` };
         }
-        if (signal.aborted) return this.finish({ allowed: false, by: "cancelled", reason: "The command was cancelled while it was reviewed.", matches, ...base });
+        if (signal.aborted) return finish({ allowed: false, by: "cancelled", reason: "The command was cancelled while it was reviewed.", matches });
         if (verdict.verdict === "approve") {
           state.consecutiveSmartDenials = 0;
-          return this.finish({ allowed: true, by: "smart", reason: `The reviewer approved this command: ${verdict.reason}`, matches, scope: "once", ...base });
+          return finish({ allowed: true, by: "smart", reason: `The reviewer approved this command: ${verdict.reason}`, matches, scope: "once" });
         }
         if (verdict.verdict === "deny") {
-          state.consecutiveSmartDenials += 1;
-          if (state.consecutiveSmartDenials >= this.settings.smart.breakerThreshold && !state.breakerTripped) {
-            state.breakerTripped = true;
+          if (this.sessions.smartDenied(state, this.settings.smart.breakerThreshold)) {
             this.logger.warn(
               `approvals: ${state.consecutiveSmartDenials} reviewer denials in a row in session ${options.sessionId}; smart review paused for it, every flagged command now goes to a person`,
             );
           }
-          return this.finish({
+          return finish({
             allowed: false,
             by: "smart",
             reason: `An automatic reviewer denied this command: ${verdict.reason}. Do not retry it; choose a safer approach or ask the user.`,
             matches,
             scope: "deny",
-            ...base,
           });
         }
         smartNote = verdict.reason;
@@ -404,6 +383,7 @@ export class ApprovalGate {
       detection,
       createdAt: Date.now(),
       ...(smartNote ? { smart: { reason: smartNote } } : {}),
+      ...(subject.display !== undefined ? { display: subject.display } : {}),
     };
     for (const observer of this.observers) {
       if (!observer.onRequest) continue;
@@ -422,13 +402,13 @@ export class ApprovalGate {
       answer = { scope: "deny", by: "error", reason: `the approval surface failed (${errorText(err)})` };
     }
     const by: DecisionSource = answer.by ?? DEFAULT_BY[surface.kind] ?? "user";
-    const extra = { requestId: request.id, ...base };
+    const asked = { requestId: request.id };
     const scopes: readonly ApprovalScope[] = ["once", "session", "always"];
 
     if (signal.aborted || by === "cancelled") {
-      return this.finish({ allowed: false, by: "cancelled", reason: "The command was cancelled while waiting for approval.", matches, ...extra });
+      return finish({ allowed: false, by: "cancelled", reason: "The command was cancelled while waiting for approval.", matches, ...asked });
     }
-    if (!scopes.includes(answer.scope)) return this.finish({ allowed: false, by, reason: denialReason(by, answer, uncovered, surface.kind), matches, scope: "deny", ...extra });
+    if (!scopes.includes(answer.scope)) return finish({ allowed: false, by, reason: denialReason(by, answer, uncovered, surface.kind), matches, scope: "deny", ...asked });
 
     if (answer.scope === "session" || answer.scope === "always") {
       const keys = keysOf(uncovered, backend);
@@ -446,11 +426,11 @@ export class ApprovalGate {
       }
     }
     if (by === "non_interactive") {
-      this.logger.warn(`approvals: non-interactive run approved a flagged command (approvals.non_interactive: allow): ${redactSecrets(command)}`);
+      this.logger.warn(`approvals: non-interactive run approved a flagged command (approvals.non_interactive: allow): ${redactSecrets(shown)}`);
     }
     const reason =
       answer.scope === "once" ? "Approved for this command only." : answer.scope === "session" ? "Approved for this session." : "Approved for good.";
-    return this.finish({ allowed: true, by, reason: by === "non_interactive" ? `${reason} (non-interactive policy: allow)` : reason, matches, scope: answer.scope, ...extra });
+    return finish({ allowed: true, by, reason: by === "non_interactive" ? `${reason} (non-interactive policy: allow)` : reason, matches, scope: answer.scope, ...asked });
   }
 
   private defaultSurface(): ApprovalSurface {
@@ -460,12 +440,12 @@ export class ApprovalGate {
     return this.surface;
   }
 
-  /** Logs (redacted), tells the observers, returns the decision. */
-  private async finish(decision: GateDecision): Promise<GateDecision> {
+  /** Logs (redacted; `shown` stands for the command), tells the observers, returns the decision. */
+  private async finish(decision: GateDecision, shown: string): Promise<GateDecision> {
     const rules = decision.matches.map((m) => m.rule).join(",") || "-";
     this.logger.info(
       redactSecrets(
-        `approval ${decision.allowed ? "allowed" : "denied"} by=${decision.by}${decision.scope ? ` scope=${decision.scope}` : ""} session=${JSON.stringify(decision.sessionId)} backend=${decision.backend} rules=${rules} command=${JSON.stringify(decision.command)} reason=${JSON.stringify(decision.reason)}`,
+        `approval ${decision.allowed ? "allowed" : "denied"} by=${decision.by}${decision.scope ? ` scope=${decision.scope}` : ""} session=${JSON.stringify(decision.sessionId)} backend=${decision.backend} rules=${rules} command=${JSON.stringify(shown)} reason=${JSON.stringify(decision.reason)}`,
       ),
     );
     for (const observer of this.observers) {
@@ -478,29 +458,4 @@ export class ApprovalGate {
     }
     return decision;
   }
-}
-
-/** The model-facing reason of a denial by a surface. */
-function denialReason(by: DecisionSource, answer: ApprovalAnswer, matches: readonly RuleMatch[], surfaceKind: string): string {
-  const what = describe(matches);
-  switch (by) {
-    case "timeout":
-      return `Nobody approved this command in time (${what}), so it was not run. Do not retry it unchanged; ask the user or choose another approach.`;
-    case "closed":
-      return `The approval prompt closed without an answer (${what}), so the command was not run.`;
-    case "non_interactive":
-      return `This command needs approval (${what}) and this run is non-interactive, so it was not run. Choose a safer approach or ask the user to run it.`;
-    case "error":
-      return `The command needs approval (${what}) but ${answer.reason ?? "approval failed"}, so it was not run.`;
-    default: {
-      const who = surfaceKind === "gateway" || by === "gateway" ? "The user (via the gateway)" : "The user";
-      return answer.reason
-        ? `${who} denied this command: ${answer.reason}`
-        : `${who} denied this command (${what}). Do not retry it; ask the user or choose another approach.`;
-    }
-  }
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

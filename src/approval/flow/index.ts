@@ -4,8 +4,11 @@
  * allowlist and the redaction used in its logs. See docs/approvals.md.
  */
 
-export { ApprovalGate, ISOLATED_BACKENDS, isIsolatedBackend, type ApprovalGateOptions, type DetectFn } from "./gate.js";
+export { ApprovalGate, type ApprovalGateOptions, type DetectFn } from "./gate.js";
+export { ISOLATED_BACKENDS, isIsolatedBackend } from "./backends.js";
+export { actionDetection, actionDisplay, actionMatch, MAX_ACTION_DISPLAY_CHARS } from "./action.js";
 export type {
+  ActionRule,
   ApprovalAnswer,
   ApprovalEntry,
   ApprovalKey,
@@ -17,6 +20,7 @@ export type {
   BackendInfo,
   CheckOptions,
   DecisionSource,
+  GateAction,
   GateDecision,
   SmartReviewInput,
   SmartReviewer,

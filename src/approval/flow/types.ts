@@ -3,7 +3,7 @@
  * what a person (or the gateway) answers. Free of behaviour.
  */
 
-import type { Detection, RuleMatch } from "../types.js";
+import type { Detection, RuleCategory, RuleMatch } from "../types.js";
 
 /** `manual` asks a person; `smart` lets an auxiliary model review first; `off` approves everything but hardline rules. */
 export type ApprovalMode = "manual" | "smart" | "off";
@@ -89,6 +89,11 @@ export interface ApprovalRequest {
   createdAt: number;
   /** When the smart reviewer escalated, what it said. */
   smart?: { reason: string };
+  /**
+   * For an action (`gate.checkAction`): what a person is shown instead of `command`, already
+   * redacted and shortened. Surfaces show it when set; `command` stays the exact text.
+   */
+  display?: string;
 }
 
 /** A surface's answer. */
@@ -136,6 +141,36 @@ export interface CheckOptions {
   surface?: ApprovalSurface;
 }
 
+/** The rule a non-shell action falls under: the fields of a `Rule` (src/approval/rules/) a match carries. */
+export interface ActionRule {
+  id: string;
+  description: string;
+  category: RuleCategory;
+  hardline: boolean;
+}
+
+/**
+ * A non-shell action a tool puts to the gate as a whole (`gate.checkAction`), such as the
+ * program `execute_code` runs. It is judged as one match of `rule` with `prefix`, through
+ * every step a command goes through.
+ */
+export interface GateAction {
+  rule: ActionRule;
+  /** The approval key's prefix: what a session or `always` approval covers (`execute_code`). */
+  prefix: string;
+  /** The exact text (the program): the decision's `command`; one-time grants and gateway replay hash it. */
+  text: string;
+  /** What people and the log see instead of `text`, redacted and shortened (`actionDisplay` builds one). Default: `text`. */
+  display?: string;
+  /** Shown under the rule in the prompt. */
+  detail?: string;
+  /**
+   * What the smart reviewer gets: the text with its comments removed, and what it is
+   * ("a JavaScript program …"). Without it, smart mode asks a person instead.
+   */
+  review?: { subject: string; text: string };
+}
+
 /** Hooks around each request and decision. Errors are logged and never change a decision. */
 export interface ApprovalObserver {
   /** Before a surface is asked. */
@@ -151,9 +186,12 @@ export interface SmartVerdict {
 }
 
 export interface SmartReviewInput {
+  /** The shell command; for an action, its text prepared by the tool (comments removed). */
   command: string;
   matches: readonly RuleMatch[];
   backend: string;
+  /** Set for an action: what `command` is ("a JavaScript program …"). Shell comments are then not stripped. */
+  subject?: string;
 }
 
 /** Reviews a flagged, non-hardline command. Must not reject: failures are `escalate`. */

@@ -2,6 +2,7 @@
  * The rule set: data only. The detection engine indexes it once by program
  * name, write class and finding, and evaluates it; it holds no rules itself.
  */
+import { CODE_EXECUTION_RULES } from "./code-execution.js";
 import { EXECUTION_RULES } from "./execution.js";
 import { FILESYSTEM_RULES } from "./filesystem.js";
 import { SQL_RULES } from "./sql.js";
@@ -22,6 +23,7 @@ export const RULES: readonly Rule[] = [
   ...SYSTEM_RULES,
   ...SQL_RULES,
   ...EXECUTION_RULES,
+  ...CODE_EXECUTION_RULES,
   ...VCS_INFRA_RULES,
 ];
 
@@ -46,4 +48,5 @@ export const FINDINGS: Readonly<Record<string, string>> = {
   "nosql-wipe": "a MongoDB dropDatabase()/drop()/deleteMany({})/remove({})",
   "exec-env": "an environment variable that injects code (LD_PRELOAD, BASH_ENV, ...)",
   unanalysable: "part of the command cannot be analysed",
+  "code-execution-tool": "a tool runs a program the model wrote (execute_code); the tool reports it through gate.checkAction, shell detection never does",
 };

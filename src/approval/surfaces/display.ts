@@ -22,7 +22,8 @@ export const MAX_SHOWN_COMMAND_CHARS = 4_000;
 
 /** The lines a terminal prompt prints before asking. */
 export function renderRequest(request: ApprovalRequest, timeoutSeconds: number): string {
-  let command = request.command;
+  // An action (gate.checkAction) brings its own display, already redacted and shortened.
+  let command = request.display ?? request.command;
   let more = "";
   if (command.length > MAX_SHOWN_COMMAND_CHARS) {
     more = `\n    … ${command.length - MAX_SHOWN_COMMAND_CHARS} more characters`;
@@ -31,7 +32,7 @@ export function renderRequest(request: ApprovalRequest, timeoutSeconds: number):
   const lines = [
     "",
     `! Approval needed (session ${visible(request.sessionId)}, backend ${visible(request.backend)})`,
-    `  $ ${visible(command).split("\n").join("\n    ")}${more}`,
+    `  ${request.display === undefined ? "$ " : ""}${visible(command).split("\n").join("\n    ")}${more}`,
     ...request.matches.map((m) => {
       const where = m.prefix ? `: ${visible(m.prefix)}` : "";
       return `  - ${visible(m.description)} [${visible(m.rule)}${where}]${m.detail ? `\n      ${visible(m.detail)}` : ""}`;

@@ -80,7 +80,8 @@ export class GatewaySurface implements ApprovalSurface {
     const created = this.now();
     const pending: PendingApproval = {
       id: request.id,
-      command: redactSecrets(request.command),
+      // An action (gate.checkAction) brings its own display, already shortened; redacting again is harmless.
+      command: redactSecrets(request.display ?? request.command),
       commandSha256: commandHash(request.command),
       matches: request.matches.map((m) => ({
         rule: m.rule,
