@@ -9,6 +9,7 @@ import type { Rule } from "../rules/types.js";
 import type { RuleMatch } from "../types.js";
 import type { Arg } from "./model.js";
 import { FINDING_RULES } from "./rule-index.js";
+import { copyDefinitions, setPositional, type Definitions } from "./shell-state.js";
 import type { Stream } from "./streams.js";
 
 export interface DetectOptions {
@@ -46,6 +47,8 @@ export interface Ctx {
   cwd: string | null;
   /** Files written from the network earlier in the command (`curl -o x.sh …; bash x.sh`), normalised. Shared along the walk. */
   netFiles: Set<string> | null;
+  /** Functions, aliases and namerefs defined so far (shell-state.ts). Shared by one shell; a new shell process gets a copy. */
+  defs: Definitions;
 }
 
 export interface Site {
@@ -133,18 +136,20 @@ export abstract class AnalysisBase {
     return extra || via || undefined;
   }
 
+  /** The context of a new shell process (`sh -c`, a payload's shell-out): variables and definitions copied, `positional` as `$0 $1 …`. */
   protected child(ctx: Ctx, label: string, positional?: readonly Arg[]): Ctx {
     let env: Map<string, string> | null = ctx.env ? new Map(ctx.env) : null;
     if (positional) {
       env ??= new Map();
-      for (let i = 1; i <= 9; i++) env.delete(String(i));
-      env.delete("@");
-      if (positional.every((a) => a.static)) {
-        positional.forEach((a, i) => env!.set(String(i), a.value));
-        env.set("@", positional.slice(1).map((a) => a.value).join("\0"));
-        env.set("#", String(Math.max(0, positional.length - 1)));
-      }
+      setPositional(env, positional);
     }
-    return { depth: ctx.depth + 1, env, chain: [...ctx.chain, label], privileged: ctx.privileged, cwd: ctx.cwd, netFiles: ctx.netFiles };
+    return { depth: ctx.depth + 1, env, chain: [...ctx.chain, label], privileged: ctx.privileged, cwd: ctx.cwd, netFiles: ctx.netFiles, defs: copyDefinitions(ctx.defs) };
   }
+
+  /** The context of text the same shell runs (`eval`, an alias, `source`): variables and definitions shared. */
+  protected sameShell(ctx: Ctx, label: string): Ctx {
+    ctx.env ??= new Map();
+    return { ...ctx, depth: ctx.depth + 1, chain: [...ctx.chain, label] };
+  }
+
 }

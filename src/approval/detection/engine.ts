@@ -12,7 +12,9 @@ import { collapse, MAX_LOOP_VALUES, MAX_VARIANTS, MAX_WRAPPERS, type Ctx, type D
 import { staticArg, type Arg } from "./model.js";
 import { canonicalPrefix, parseArgs, plainPrefix, quoteForPrefix } from "./parse-args.js";
 import { classifyPath, inDirectory, normalisePath } from "./paths.js";
-import { EMBEDDED_BY_PROGRAM, ProgramAnalysis } from "./program-analysis.js";
+import { EMBEDDED_BY_PROGRAM } from "./program-analysis.js";
+import { ShellAnalysis } from "./shell-analysis.js";
+import { forgetAllVariables, newDefinitions } from "./shell-state.js";
 import { RULES_BY_ID, WRITE_RULES, matchCommand, matchersFor } from "./rule-index.js";
 import type { Stream } from "./streams.js";
 import { basename, resolveWord } from "./words.js";
@@ -21,7 +23,6 @@ import { WRAPPERS, unwrapOnce, wrapperKey } from "./wrappers.js";
 export type { DetectOptions } from "./analysis-base.js";
 
 const WRITE_OPERATORS = new Set([">", ">>", ">|", "&>", "&>>", "<>", ">&"]);
-const DECLARATIONS = new Set(["export", "declare", "typeset", "local", "readonly"]);
 const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=([\s\S]*)$/;
 const INTERPRETER_NAME = /^(python|pypy|ruby|perl|php|node|lua|luajit)(?:[0-9]+(?:\.[0-9]+)*)?$/;
 
@@ -31,7 +32,7 @@ function interpreterName(program: string): string | undefined {
   return m && INTERPRETERS[m[1]!] ? m[1]! : undefined;
 }
 
-class Analysis extends ProgramAnalysis {
+class Analysis extends ShellAnalysis {
   /** Parses shell text and walks it. `ctx.depth` counts the nesting of such re-parses. */
   override walkSource(text: string, ctx: Ctx, input: (() => Stream | null) | null = null): void {
     if (ctx.depth > this.maxDepth) {
@@ -51,32 +52,64 @@ class Analysis extends ProgramAnalysis {
   }
 
   override walkScript(script: Script, ctx: Ctx, input: (() => Stream | null) | null = null): void {
-    for (let i = 0; i < script.pipelines.length; i++) this.walkPipeline(script.pipelines[i]!, ctx, i === 0 ? input : null);
+    for (let i = 0; i < script.pipelines.length; i++) {
+      const p = script.pipelines[i]!;
+      const stdin = i === 0 ? input : null;
+      // A background job runs in a subshell; the right side of `&&`/`||` may not run at all.
+      if (p.background) this.inScope(ctx, "discard", (inner) => this.walkPipeline(p, inner, stdin));
+      else if (p.conditional) this.inScope(ctx, "invalidate", (inner) => this.walkPipeline(p, inner, stdin));
+      else this.walkPipeline(p, ctx, stdin);
+    }
   }
 
   protected walkPipeline(p: Pipeline, ctx: Ctx, input: (() => Stream | null) | null): void {
+    const piped = p.commands.length > 1;
     for (let i = 0; i < p.commands.length; i++) {
       const cmd = p.commands[i]!;
       const stdin = i === 0 ? input : () => this.streamOfCommands(p, i, ctx, input);
-      if (cmd.kind === "simple") this.walkSimple(cmd, ctx, stdin, p.commands.length > 1 ? p.text : undefined);
-      else this.walkCompound(cmd, ctx, stdin);
+      const walk = (c: Ctx): void => {
+        if (cmd.kind === "simple") this.walkSimple(cmd, c, stdin, piped ? p.text : undefined);
+        else this.walkCompound(cmd, c, stdin);
+      };
+      // Each command of a pipeline runs in a subshell of its own.
+      if (piped) this.inScope(ctx, "discard", walk);
+      else walk(ctx);
     }
   }
 
   protected walkWordSubs(word: Word, ctx: Ctx): void {
-    for (const sub of word.substitutions) this.walkScript(sub.script, ctx);
+    for (const sub of word.substitutions) this.inScope(ctx, "discard", (inner) => this.walkScript(sub.script, inner));
   }
 
   protected walkRedirectSubs(r: Redirect, ctx: Ctx): void {
     this.walkWordSubs(r.target, ctx);
-    if (r.heredoc?.substitutions) for (const sub of r.heredoc.substitutions) this.walkScript(sub.script, ctx);
+    if (r.heredoc?.substitutions) for (const sub of r.heredoc.substitutions) this.inScope(ctx, "discard", (inner) => this.walkScript(sub.script, inner));
   }
 
   protected walkCompound(c: CompoundCommand, ctx: Ctx, stdin: (() => Stream | null) | null): void {
     for (const w of c.words) this.walkWordSubs(w, ctx);
     for (const r of c.redirects) this.walkRedirectSubs(r, ctx);
-    if (c.type === "function") this.checkForkBomb(c, ctx);
-    const loopVar = c.type === "for" ? /^\s*for\s+([A-Za-z_][A-Za-z0-9_]*)\b/.exec(c.text)?.[1] : undefined;
+    if (c.type === "function") {
+      this.checkForkBomb(c, ctx);
+      const name = c.name ?? /^\s*(?:function\s+)?([^\s(){}]+)/.exec(c.text)?.[1];
+      if (name) ctx.defs.functions.set(name, c);
+      this.defined(c, ctx);
+    } else if (c.type === "subshell") {
+      this.inScope(ctx, "discard", (inner) => {
+        for (let i = 0; i < c.bodies.length; i++) this.walkScript(c.bodies[i]!, inner, i === 0 ? stdin : null);
+      });
+    } else if (c.type === "group") {
+      for (let i = 0; i < c.bodies.length; i++) this.walkScript(c.bodies[i]!, ctx, i === 0 ? stdin : null);
+    } else this.walkBranches(c, ctx);
+    const local: LocalMatches = [];
+    // The prefix (the compound's whole text, collapsed) only when a redirect writes.
+    if (c.redirects.some((r) => WRITE_OPERATORS.has(r.operator))) this.redirectWrites(c.redirects, collapse(c.text), ctx, local);
+    this.flush(local);
+  }
+
+  /** Loops and conditionals: each body may run or not, any number of times. */
+  private walkBranches(c: CompoundCommand, ctx: Ctx): void {
+    const loopVar = c.type === "for" ? /^\s*(?:for|select)\s+([A-Za-z_][A-Za-z0-9_]*)\b/.exec(c.text)?.[1] : undefined;
     if (loopVar && c.words.length > 0 && c.words.length <= MAX_LOOP_VALUES && c.words.every((w) => w.static && !w.glob)) {
       for (const w of c.words) {
         const values = w.braceExpansion ? [] : [w.value];
@@ -86,19 +119,23 @@ class Analysis extends ProgramAnalysis {
           for (const a of out) values.push(a.value);
         }
         for (const value of values) {
-          const loopCtx: Ctx = { ...ctx, env: new Map(ctx.env ?? []) };
-          loopCtx.env!.set(loopVar, value);
-          for (const body of c.bodies) this.walkScript(body, loopCtx);
+          this.inScope(ctx, "invalidate", (inner) => {
+            (inner.env ??= new Map()).set(loopVar, value);
+            for (const body of c.bodies) this.walkScript(body, inner);
+          });
         }
       }
-    } else {
-      if (loopVar && ctx.env) ctx.env.delete(loopVar);
-      for (let i = 0; i < c.bodies.length; i++) this.walkScript(c.bodies[i]!, ctx, i === 0 && (c.type === "subshell" || c.type === "group") ? stdin : null);
+      return;
     }
-    const local: LocalMatches = [];
-    // The prefix (the compound's whole text, collapsed) only when a redirect writes.
-    if (c.redirects.some((r) => WRITE_OPERATORS.has(r.operator))) this.redirectWrites(c.redirects, collapse(c.text), ctx, local);
-    this.flush(local);
+    if (loopVar) this.forgetLoopVariable(ctx, loopVar);
+    for (const body of c.bodies) this.inScope(ctx, "invalidate", (inner) => this.walkScript(body, inner));
+  }
+
+  private forgetLoopVariable(ctx: Ctx, name: string): void {
+    if (ctx.env) {
+      ctx.env.delete(name);
+      ctx.env.delete(`${name}[@]`);
+    }
   }
 
   protected checkForkBomb(c: CompoundCommand, ctx: Ctx): void {
@@ -135,11 +172,7 @@ class Analysis extends ProgramAnalysis {
       resolveWord(a.value, ctx.env, a.value.substitutions.length > 0 ? this.resolver(ctx) : null, out);
       const value = out.length === 1 ? out[0]! : { value: a.value.value, static: false, splittable: false, word: a.value };
       this.checkEnvVariable(a.name, value, ctx);
-      if (cmd.argv.length === 0) {
-        ctx.env ??= new Map();
-        if (value.static) ctx.env.set(a.name, value.value);
-        else ctx.env.delete(a.name);
-      }
+      if (cmd.argv.length === 0) this.assign(ctx, a, value);
     }
     if (cmd.argv.length === 0) {
       this.redirectWrites(cmd.redirects, "", ctx, local);
@@ -167,7 +200,7 @@ class Analysis extends ProgramAnalysis {
   }
 
 
-  protected checkEnvVariable(name: string, value: Arg, ctx: Ctx): void {
+  protected override checkEnvVariable(name: string, value: Arg, ctx: Ctx): void {
     const spec = EXEC_ENV_VARIABLES[name];
     if (!spec) return;
     const prefix = `${name}=${quoteForPrefix(value.value, value.static)}`;
@@ -217,6 +250,13 @@ class Analysis extends ProgramAnalysis {
         this.unanalysable(`the command name is a glob pattern: ${name.value}`, site.text, here);
         return undefined;
       }
+      // Aliases and functions defined earlier apply to the command word itself (wrappers run programs).
+      if (step === 0 && this.callDefinition(args, here, site)) return undefined;
+      // `coproc { …; }`, `time { …; }` read as words: the braces are not a program.
+      if (name.value === "{" || name.value === "(") {
+        args = args.slice(1);
+        continue;
+      }
       const program = basename(name.value);
       if (program === "") return undefined;
       if (name.value.includes("/") && this.isNetFile(name, here)) this.finding("network-to-interpreter", collapse(site.text), here, `${name.value} was downloaded earlier in the command`);
@@ -240,8 +280,10 @@ class Analysis extends ProgramAnalysis {
         return undefined;
       }
       if (unwrapped.kind === "script") {
-        // runScriptArg adds the label to the chain itself.
-        this.runScriptArg(unwrapped.script, { ...ctx, chain: chain.slice(0, -1), privileged }, unwrapped.label, site.text);
+        // runScriptArg adds the label to the chain itself; `eval` runs in this very shell.
+        const scriptCtx: Ctx = { ...ctx, chain: chain.slice(0, -1), privileged };
+        this.runScriptArg(unwrapped.script, scriptCtx, unwrapped.label, site.text, undefined, unwrapped.label === "eval");
+        if (unwrapped.label === "eval") ctx.cwd = scriptCtx.cwd;
         return undefined;
       }
       if (unwrapped.xargs) {
@@ -274,34 +316,12 @@ class Analysis extends ProgramAnalysis {
 
   protected evalCommand(program: string, args: Arg[], ctx: Ctx, site: Site): string | undefined {
     // Builtins that change what later words mean.
-    if (DECLARATIONS.has(program)) {
-      for (const a of args.slice(1)) {
-        const m = ASSIGNMENT.exec(a.value);
-        if (!m) continue;
-        const value: Arg = { ...a, value: m[2]! };
-        this.checkEnvVariable(m[1]!, value, ctx);
-        ctx.env ??= new Map();
-        if (a.static) ctx.env.set(m[1]!, m[2]!);
-        else ctx.env.delete(m[1]!);
-      }
-      return undefined;
-    }
+    if (this.shellBuiltin(program, args, ctx, site)) return undefined;
     if (program === "cd" || program === "pushd") {
       const dir = args.slice(1).find((a) => !(a.static && /^-[LPe@]+$/.test(a.value)));
       if (!dir) ctx.cwd = "~";
       else if (dir.static && dir.value !== "-") ctx.cwd = normalisePath(inDirectory(ctx.cwd, dir.value));
       else ctx.cwd = null;
-      return undefined;
-    }
-    if (program === "unset") {
-      for (const a of args.slice(1)) ctx.env?.delete(a.value);
-      return undefined;
-    }
-    if (program === "alias") {
-      for (const a of args.slice(1)) {
-        const m = ASSIGNMENT.exec(a.value) ?? /^([^=]+)=([\s\S]*)$/.exec(a.value);
-        if (m) this.runScriptArg({ ...a, value: m[2]! }, ctx, `alias ${m[1]}`, site.text);
-      }
       return undefined;
     }
     if (program === "trap") {
@@ -312,7 +332,9 @@ class Analysis extends ProgramAnalysis {
     if (SHELLS.has(program)) return this.shell(program, args, ctx, site);
     if (SOURCE_COMMANDS.has(program)) {
       const file = args[1];
-      if (file) this.scriptFile(file, "shell", ctx, site);
+      if (file) this.scriptFile(file, "shell", this.sameShell(ctx, program), site);
+      // What a sourced file sets is not known here.
+      forgetAllVariables((ctx.env ??= new Map()));
       return plainPrefix(program, args.slice(1));
     }
     const interpreter = interpreterName(program);
@@ -351,7 +373,8 @@ export function analyse(command: string, options: DetectOptions = {}): Detection
 /** `analyse`, also telling whether a parse ran out of its time budget (such a result must not be cached). */
 export function analyseTimed(command: string, options: DetectOptions = {}): { detection: Detection; timedOut: boolean } {
   const a = new Analysis(options);
-  a.walkSource(command, { depth: 0, env: null, chain: [], privileged: false, cwd: null, netFiles: new Set() });
+  a.walkSource(command, { depth: 0, env: null, chain: [], privileged: false, cwd: null, netFiles: new Set(), defs: newDefinitions() });
+  a.walkUncalledFunctions();
   const hardline = a.matches.some((m) => m.hardline);
   const detection: Detection = {
     command,

@@ -11,6 +11,7 @@ import { SHELL_OPTIONS } from "./options.js";
 import { canonicalPrefix, parseArgs, plainPrefix } from "./parse-args.js";
 import { inDirectory, normalisePath } from "./paths.js";
 import { analysePayload } from "./payload.js";
+import { forgetAllVariables } from "./shell-state.js";
 import { analyseMongo, analyseSql } from "./sql.js";
 import { StreamAnalysis } from "./stream-analysis.js";
 import type { Stream } from "./streams.js";
@@ -25,13 +26,18 @@ for (const e of EMBEDDED_SCRIPTS) {
 export abstract class ProgramAnalysis extends StreamAnalysis {
   protected abstract writeTarget(target: Arg, prefix: string, ctx: Ctx, local: LocalMatches): void;
 
-  protected runScriptArg(arg: Arg, ctx: Ctx, label: string, siteText: string, positional?: readonly Arg[]): void {
+  /**
+   * Runs a script argument: re-parsed when static; otherwise unanalysable, with what its substitutions tell.
+   * `sameShell`: the text runs in this shell (`eval`), so what it sets stays set.
+   */
+  protected runScriptArg(arg: Arg, ctx: Ctx, label: string, siteText: string, positional?: readonly Arg[], sameShell = false): void {
     if (arg.network) this.finding("network-to-interpreter", collapse(siteText), ctx, `${label} runs text fetched from the network`);
     if (arg.decoded) this.finding("decode-to-interpreter", collapse(siteText), ctx, `${label} runs decoded text`);
     if (arg.static) {
-      if (arg.value.trim() !== "") this.walkSource(arg.value, this.child(ctx, label, positional));
+      if (arg.value.trim() !== "") this.walkSource(arg.value, sameShell ? this.sameShell(ctx, label) : this.child(ctx, label, positional));
       return;
     }
+    if (sameShell) forgetAllVariables((ctx.env ??= new Map()));
     let network = false;
     let decoded = false;
     if (arg.network === undefined && arg.decoded === undefined) {
@@ -54,7 +60,14 @@ export abstract class ProgramAnalysis extends StreamAnalysis {
       if (stream.network) this.finding("network-to-interpreter", prefix, ctx, origin);
       if (stream.decoded) this.finding("decode-to-interpreter", prefix, ctx, origin);
     }
-    if (stream.text === null || stream.text.trim() === "") return;
+    if (stream.text === null) {
+      // A shell or interpreter reading code nobody can see (`cat x.sh | bash`, `bash <<< "$S"`) is never safe.
+      if (kind !== "sql" && kind !== "mongo" && !stream.network && !stream.decoded) {
+        this.unanalysable(`${kind ?? "an interpreter"} runs code read from ${stream.origin || "its input"}, which is only known when it runs`, prefix, ctx);
+      }
+      return;
+    }
+    if (stream.text.trim() === "") return;
     if (kind === "shell") this.walkSource(stream.text, this.child(ctx, "stdin script"));
     else if (kind === "sql") this.sqlText({ value: stream.text, static: true, splittable: false, word: null }, "sql", ctx, prefix);
     else if (kind === "mongo") this.sqlText({ value: stream.text, static: true, splittable: false, word: null }, "mongo", ctx, prefix);
