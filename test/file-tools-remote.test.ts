@@ -291,6 +291,32 @@ function fileToolSuite(name: string, backend: () => Backend, testTimeoutMs: numb
     );
 
     it(
+      "writes only where the check resolved: a directory or file swapped for a symlink meanwhile is refused",
+      async () => {
+        const base = `${dir}/pinned`;
+        await sh(`mkdir -p ${shellQuote(`${base}/sub`)} ${shellQuote(`${base}/elsewhere`)} && printf 'keep\\n' > ${shellQuote(`${base}/elsewhere/f.txt`)} && printf 'old\\n' > ${shellQuote(`${base}/f.txt`)}`);
+        // The gate answers, then the swap happens: between the check and the write.
+        const swapping = (command: string) => ({
+          check: async (c: string, o: CheckOptions) => {
+            const decision = await gate.check(c, o);
+            await sh(command);
+            return decision;
+          },
+        });
+        const moveDir = swapping(`mv ${shellQuote(`${base}/sub`)} ${shellQuote(`${base}/sub.moved`)} && ln -s ${shellQuote(`${base}/elsewhere`)} ${shellQuote(`${base}/sub`)}`);
+        const r1 = await call(createWriteFileHandler({ environments: () => manager, gate: () => moveDir }), { path: `${base}/sub/f.txt`, content: "new\n" });
+        expect(r1.error).toMatch(/^The directory .*\/pinned\/sub changed after the write to .*\/pinned\/sub\/f\.txt was checked/);
+        const linkFile = swapping(`rm ${shellQuote(`${base}/f.txt`)} && ln -s ${shellQuote(`${base}/elsewhere/f.txt`)} ${shellQuote(`${base}/f.txt`)}`);
+        const r2 = await call(createPatchHandler({ environments: () => manager, gate: () => linkFile }), { path: `${base}/f.txt`, old_string: "old", new_string: "new" });
+        expect(r2.error).toMatch(/f\.txt became a symbolic link after the write was checked/);
+        expect(await sh(`cat ${shellQuote(`${base}/elsewhere/f.txt`)}; ls -A ${shellQuote(`${base}/elsewhere`)} ${shellQuote(`${base}/sub.moved`)}`)).toBe(
+          `keep\n${base}/elsewhere:\nf.txt\n\n${base}/sub.moved:\n`,
+        );
+      },
+      testTimeoutMs,
+    );
+
+    it(
       "passes writes through the approval gate with the environment's isolation",
       async () => {
         const seen: Array<{ command: string; options: CheckOptions; decision: GateDecision }> = [];

@@ -35,8 +35,10 @@ import { EnvironmentManager } from "../src/environments/manager.js";
 import type { Environment, EnvironmentProvider, ExecOptions, ExecResult } from "../src/environments/types.js";
 import { unifiedDiff } from "../src/files/diff.js";
 import { writeCommand } from "../src/files/approval.js";
-import { scriptCommand, WRITE_SCRIPT } from "../src/files/scripts.js";
-import { chunkCharsFor, tempPathFor } from "../src/files/write.js";
+import { tempNameFor } from "../src/files/location.js";
+import { scriptCommand } from "../src/files/scripts.js";
+import { chunkCharsFor } from "../src/files/write.js";
+import { WRITE_SCRIPT } from "../src/files/write-script.js";
 import { shellQuote } from "../src/environments/shell-state.js";
 import { expandBraces, regexForGrep } from "../src/files/search-pattern.js";
 import { registry } from "../src/registry/singleton.js";
@@ -416,7 +418,7 @@ describe("write_file", () => {
     expect(r).toMatchObject({ bytes_written: Buffer.byteLength(content), created: true });
     expect(sha(readFileSync(path))).toBe(sha(content));
     // One look at the path, then chunks as large as one argument allows (every command under 128 KiB, even quoted once more as ssh sends it).
-    const chunk = chunkCharsFor("local", path, tempPathFor(path), String(Buffer.byteLength(content)), "");
+    const chunk = chunkCharsFor("local", { dir, name: "big.txt" }, tempNameFor("big.txt"), String(Buffer.byteLength(content)), "");
     expect(chunk).toBeGreaterThan(100 * 1024);
     expect(commands.length).toBe(1 + Math.ceil(Buffer.byteLength(content) / ((chunk / 4) * 3)));
     for (const command of commands) expect(Buffer.byteLength(shellQuote(command))).toBeLessThan(128 * 1024 - 8 * 1024);
@@ -424,21 +426,24 @@ describe("write_file", () => {
   });
 
   it("sizes chunks to the backend's command limit (Modal: 64 KiB for a whole exec), hostile paths included", () => {
-    const paths = ["/srv/app/file.txt", `/tmp/${"'".repeat(300)}/x`];
+    const locations = [{ dir: "/srv/app", name: "file.txt" }, { dir: `/tmp/${"'".repeat(300)}`, name: "x" }];
+    const sum = "0123456789abcdef0123456789abcdef";
     for (const [backend, limit] of [["local", 128 * 1024], ["ssh", 128 * 1024], ["modal", 64 * 1024]] as const) {
-      for (const path of paths) {
-        const tmp = tempPathFor(path);
-        const chunk = chunkCharsFor(backend, path, tmp, "123456789", "0123456789abcdef0123456789abcdef");
+      for (const location of locations) {
+        const tmp = tempNameFor(location.name);
+        const chunk = chunkCharsFor(backend, location, tmp, "123456789", sum);
         expect(chunk % 4).toBe(0);
-        const command = scriptCommand(WRITE_SCRIPT, "mibyan-0123456789abcdef01", ["commit", path, tmp, "A".repeat(chunk), "123456789", "0123456789abcdef0123456789abcdef"]);
+        const command = scriptCommand(WRITE_SCRIPT, "mibyan-0123456789abcdef01", ["commit", location.dir, location.name, tmp, "999", "A".repeat(chunk), "123456789", sum, sum]);
         // Room for the backend's wrapper (about 4 KiB today) is left.
         expect(Buffer.byteLength(shellQuote(command)) + 8 * 1024).toBeLessThanOrEqual(limit);
       }
     }
-    expect(chunkCharsFor("modal", "/a", "/.a.mibyan-x", "1", "")).toBeGreaterThan(40 * 1024);
+    expect(chunkCharsFor("modal", { dir: "/", name: "a" }, ".a.mibyan-x", "1", "")).toBeGreaterThan(40 * 1024);
     // Quoting twice makes each ' about 13 bytes: such a path leaves no room on Modal, and says so.
-    const absurd = `/tmp/${"'".repeat(2000)}/x`;
-    expect(() => chunkCharsFor("modal", absurd, tempPathFor(absurd), "1", "")).toThrow(/is too long to write through the modal environment's commands/);
+    const absurd = { dir: `/tmp/${"'".repeat(4000)}`, name: "x" };
+    expect(() => chunkCharsFor("modal", absurd, tempNameFor("x"), "1", "")).toThrow(/is too long to write through the modal environment's commands/);
+    // Temporary names stay short enough for their part numbers, whatever the target's name.
+    expect(Buffer.byteLength(tempNameFor("😀".repeat(100)))).toBeLessThanOrEqual(130);
   });
 
   it("leaves the old file intact and removes its temporary copy when a write fails midway", async () => {

@@ -13,7 +13,8 @@ import type { WriteApproval } from "./approval.js";
 import { unifiedDiff } from "./diff.js";
 import { readWholeText } from "./read.js";
 import { planReplacement } from "./replace.js";
-import { notWritableError, pathsToApprove, writeBytes, writeTarget } from "./write.js";
+import { checkFileName, pathsToApprove, writeLocation } from "./location.js";
+import { notWritableError, writeBytes } from "./write.js";
 
 export interface PatchOptions {
   approve: WriteApproval;
@@ -38,13 +39,15 @@ export async function patchFile(
   replaceAll: boolean,
   options: PatchOptions,
 ): Promise<PatchResult> {
+  checkFileName(rawPath);
   const file = await readWholeText(env, rawPath, { signal: options.signal, timeoutMs: options.timeoutMs });
   const plan = planReplacement(file.text, oldString, newString, replaceAll, file.path);
   const problem = notWritableError(file.described);
   if (problem) throw problem;
+  // The location the read resolved (and read from) is the one approved and written.
+  const location = writeLocation(file.described);
   await options.approve(pathsToApprove(file.described));
-  const target = writeTarget(file.described);
-  await writeBytes(env, target, Buffer.from(plan.text, "utf8"), {
+  await writeBytes(env, location, Buffer.from(plan.text, "utf8"), {
     expectMd5: file.md5,
     chunkChars: options.chunkChars,
     signal: options.signal,

@@ -85,6 +85,10 @@ async function readTextScript(env: Environment, rawPath: string, args: string[],
   const problem = notAFileError(d, d.kind === "file" ? undefined : listingNames(output.data));
   if (problem) throw problem;
   const magic = output.fields.get("magic") ?? "";
+  // A readable file always comes with its first bytes and a payload; without them it changed mid-way.
+  if (d.readable && (!output.fields.has("magic") || (output.data === undefined && output.fields.get("nul") !== "1" && output.fields.get("too_large") !== "1"))) {
+    throw new FileToolError("conflict", `${path} changed while it was being read (something is changing the path); nothing was done. Read it again.`);
+  }
   if (output.fields.get("nul") === "1") throw new FileToolError("unsupported_content", notTextMessage(path, d.size, magic, "nul"));
   return { output, d, path, magic };
 }

@@ -28,11 +28,12 @@
  * the BSDs all have (`head -c`, `tail -n +N`, `wc`, `od`, `base64`, `mv`,
  * `chmod`, `mkdir`; search adds `find`, `grep -E`, `sort -z`, `xargs -0`,
  * `cut`), with `LC_ALL=C` so sizes and cuts are in bytes. Where GNU and BSD
- * spell a thing differently (`stat -c` / `stat -f`, `md5sum` / `md5`,
- * `readlink -f` / `realpath`) both are tried.
+ * spell a thing differently (`stat -c` / `stat -f`, `md5sum` / `md5`) both are
+ * tried; symlinks are resolved with `cd -P`/`pwd -P` and plain `readlink`.
  *
- * This module has the shared prelude, the read, stat and write scripts and the
- * runner; the search script lives with the search (search.ts).
+ * This module has the shared prelude, the read and stat scripts and the
+ * runner; the write script lives in write-script.ts, the search script with
+ * the search (search.ts).
  */
 
 import { randomBytes } from "node:crypto";
@@ -71,10 +72,28 @@ __resolve() {
 __size() { local s; s=$(stat -c %s "$1" 2>/dev/null) || s=$(stat -f %z "$1" 2>/dev/null) || s=$(wc -c < "$1") || return 1; REPLY=$((s)); }
 __stat() {
   local s
-  s=$(stat -c '%s %a %u:%g' "$1" 2>/dev/null) || s=$(stat -f '%z %Lp %u:%g' "$1" 2>/dev/null) || return 1
+  # -L: a file reached through a symlink is described, not the link (size 20, mode 777).
+  s=$(stat -L -c '%s %a %u:%g' "$1" 2>/dev/null) || s=$(stat -L -f '%z %Lp %u:%g' "$1" 2>/dev/null) || return 1
   SIZE=${"${s%% *}"}; s=${"${s#* }"}; MODE=${"${s%% *}"}; OWNER=${"${s#* }"}
 }
-__real() { REPLY=$(readlink -f "$1" 2>/dev/null) || REPLY=$(realpath "$1" 2>/dev/null) || REPLY=; [ -n "$REPLY" ]; }
+# Physical paths, as the kernel resolves them: a directory by cd -P and pwd -P (builtins), a
+# file by resolving its directory so and following a symlink in its last component with plain
+# readlink (GNU, BusyBox and the BSDs all have it; -f they do not all have), 40 links at most.
+__realdir() { REPLY=$(cd -P -- "$1" 2>/dev/null && pwd -P) && [ -n "$REPLY" ]; }
+__real() {
+  local p=$1 d t i=0
+  while :; do
+    d=${"${p%/*}"}; [ -n "$d" ] || d=/
+    __realdir "$d" || return 1
+    d=${"${REPLY%/}"}; p=$d/${"${p##*/}"}
+    [ -L "$p" ] || break
+    i=$((i + 1)); [ "$i" -le 40 ] || return 1
+    __need readlink
+    t=$(readlink -- "$p") && [ -n "$t" ] || return 1
+    case $t in /*) p=$t ;; *) p=$d/$t ;; esac
+  done
+  REPLY=$p
+}
 __md5() {
   if command -v md5sum >/dev/null 2>&1; then REPLY=$(md5sum < "$1") || return 1
   elif command -v md5 >/dev/null 2>&1; then REPLY=$(md5 -q < "$1") || return 1
@@ -83,10 +102,11 @@ __md5() {
 }
 # A NUL byte in the first 8 KiB (builtins only: read stops at the NUL before 8192 bytes).
 __binary() { local x; IFS= read -r -d '' -n 8192 x < "$1" && [ "${"${#x}"}" -lt 8192 ]; }
-# $1 path, $2 "real" to also report the path with symlinks resolved.
+# $1 path, $2 "real" to also report the path with symlinks resolved (REAL: the physical path
+# of a file; a path whose resolution fails is then an error, since a write must know where it goes).
 __describe() {
   local p=$1 d
-  KIND= ANCESTOR= SIZE= MODE= OWNER=
+  KIND= ANCESTOR= SIZE= MODE= OWNER= REAL=$1
   __emit path "$p"
   if [ -d "$p" ]; then KIND=directory; __emit kind directory; return; fi
   if [ ! -e "$p" ]; then
@@ -98,7 +118,10 @@ __describe() {
       d=${"${d%/*}"}; [ -n "$d" ] || d=/
     done
     ANCESTOR=$d; __emit ancestor "$d"
-    if [ "${"${2-}"}" = real ] && __real "$d" && [ "$REPLY" != "$d" ]; then __emit ancestor_real "$REPLY"; fi
+    if [ "${"${2-}"}" = real ]; then
+      __realdir "$d" || __fail resolve "$d"
+      [ "$REPLY" = "$d" ] || __emit ancestor_real "$REPLY"
+    fi
     return
   fi
   if [ ! -f "$p" ]; then
@@ -107,9 +130,12 @@ __describe() {
   fi
   KIND=file; __emit kind file
   if __stat "$p"; then __emit size "$SIZE"; __emit mode "$MODE"; fi
-  if [ -r "$p" ]; then __emit readable 1; fi
-  if [ -w "$p" ]; then __emit writable 1; fi
-  if [ "${"${2-}"}" = real ] && __real "$p" && [ "$REPLY" != "$p" ]; then __emit real "$REPLY"; fi
+  if [ -r "$p" ]; then __emit readable 1; elif [ ! -e "$p" ]; then __fail vanished "$p"; fi
+  if [ -w "$p" ]; then __emit writable 1; elif [ ! -e "$p" ]; then __fail vanished "$p"; fi
+  if [ "${"${2-}"}" = real ]; then
+    __real "$p" || __fail resolve "$p"
+    REAL=$REPLY; [ "$REAL" = "$p" ] || __emit real "$REAL"
+  fi
 }
 __list() {
   local n=0 e
@@ -138,7 +164,7 @@ case $KIND in
   file) ;;
   *) exit 0 ;;
 esac
-[ -r "$p" ] || exit 0
+[ -r "$p" ] || { [ -e "$p" ] || __fail vanished "$p"; exit 0; }
 [ -n "$SIZE" ] || { __size "$p"; SIZE=$REPLY; }
 m=$(od -An -tx1 -v -N 64 "$p"); m=${"${m//[[:space:]]/}"}
 __emit magic "$m"
@@ -148,89 +174,23 @@ if [ "$SIZE" -gt 0 ]; then last=$(od -An -tx1 -j "$((SIZE - 1))" -N 1 "$p"); las
 if [ -n "$last" ] && [ "$last" != 0a ]; then __emit final_newline 0; fi
 if [ "$3" = whole ]; then
   if [ "$SIZE" -gt "$6" ]; then __emit too_large 1; exit 0; fi
-  printf '::data\n'; head -c "$(($6 + 1))" "$p" | base64
+  # The file the check resolved, opened before the payload starts (a file gone meanwhile is an
+  # error, not a payload of error text).
+  { exec 6< "$REAL"; } 2>/dev/null || __fail vanished "$p"
+  printf '::data\n'; head -c "$(($6 + 1))" <&6 | base64
   exit 0
 fi
 lines=$(wc -l < "$p"); lines=$((lines))
 if [ -n "$last" ] && [ "$last" != 0a ]; then lines=$((lines + 1)); fi
 __emit lines "$lines"
+{ exec 6< "$p"; } 2>/dev/null || __fail vanished "$p"
 printf '::data\n'
-tail -n +"$4" "$p" | head -n "$5" | head -c "$(($6 + 1))" | base64
+tail -n +"$4" <&6 | head -n "$5" | head -c "$(($6 + 1))" | base64
 `;
 
 /** `$2` raw path: only `__describe` (write_file looks before it writes). */
 export const STAT_SCRIPT = String.raw`__resolve "$2"
 __describe "$REPLY" real
-`;
-
-/**
- * Atomic writes, in steps so that content of any size fits the per-argument
- * limit of the environment (Linux: 128 KiB per argv string, and the whole
- * command is one):
- *
- *   begin   TARGET TMP DATA              mkdir -p the parent, create TMP (must not exist, mode
- *                                        0600 while it fills), append DATA (base64)
- *   append  TMP DATA                     append DATA
- *   commit  TARGET TMP DATA SIZE EXPECT  append DATA, check TMP has SIZE bytes, check the target
- *                                        still has the MD5 EXPECT (empty: no check), give TMP the
- *                                        target's mode (and owner, as root) or for a new file the
- *                                        umask's, then `mv` it over the target
- *   oneshot TARGET TMP DATA SIZE EXPECT  begin + commit in one go
- *   abort   TMP                          remove TMP
- *
- * TMP is chosen by the caller (beside the target, so the `mv` is a rename
- * within one directory: atomic), so it can always be removed, even after a
- * step was killed. The target is replaced only by that final rename: a
- * failure, timeout or crash before it leaves the old file as it was. Every
- * failure the script sees removes TMP.
- */
-export const WRITE_SCRIPT = String.raw`__need base64 mv chmod mkdir
-op=$2
-__append() {
-  [ -n "$data" ] || return 0
-  local out
-  out=$(printf '%s' "$data" | base64 -d 2>&1 >> "$tmp") || { rm -f "$tmp"; __fail write "$out"; }
-}
-__begin() {
-  local d=${"${t%/*}"} out um
-  [ -n "$d" ] || d=/
-  if [ ! -d "$d" ]; then out=$(mkdir -p "$d" 2>&1) || __fail mkdir "$out"; fi
-  um=$(umask); umask 077
-  out=$( { set -C; : > "$tmp"; } 2>&1 ) || { umask "$um"; __fail create "${"${out##*: }"}"; }
-  umask "$um"
-}
-__commit() {
-  local out
-  __size "$tmp" || { rm -f "$tmp"; __fail write "cannot read back the temporary file"; }
-  [ "$REPLY" -eq "$total" ] || { rm -f "$tmp"; __fail size-mismatch "$REPLY"; }
-  if [ -e "$t" ] || [ -L "$t" ]; then
-    [ ! -d "$t" ] || { rm -f "$tmp"; __fail is-directory; }
-    if [ -n "$expect" ]; then
-      __md5 "$t"; case $? in 0) ;; 2) rm -f "$tmp"; __fail missing-tool md5sum ;; *) rm -f "$tmp"; __fail changed ;; esac
-      [ "$REPLY" = "$expect" ] || { rm -f "$tmp"; __fail changed; }
-    fi
-    if __stat "$t"; then
-      chmod "$MODE" "$tmp" 2>/dev/null
-      # Only root can give a file away; the temp file is root's already when the target is too.
-      if [ "${"${EUID:-1}"}" = 0 ] && [ -n "$OWNER" ] && [ "$OWNER" != 0:0 ]; then chown "$OWNER" "$tmp" 2>/dev/null; fi
-    fi
-    __emit created 0
-  else
-    if [ -n "$expect" ]; then rm -f "$tmp"; __fail changed; fi
-    chmod "$(printf '%o' $((0666 & ~$(umask))))" "$tmp"
-    __emit created 1
-  fi
-  out=$(mv -f "$tmp" "$t" 2>&1) || { rm -f "$tmp"; __fail rename "$out"; }
-  __emit bytes "$total"
-}
-case $op in
-  begin) t=$3 tmp=$4 data=$5; __begin; __append ;;
-  append) tmp=$3 data=$4; [ -f "$tmp" ] || __fail tmp-gone; __append ;;
-  commit) t=$3 tmp=$4 data=$5 total=$6 expect=$7; [ -f "$tmp" ] || __fail tmp-gone; __append; __commit ;;
-  oneshot) t=$3 tmp=$4 data=$5 total=$6 expect=$7; __begin; __append; __commit ;;
-  abort) rm -f "$3" ;;
-  *) __fail bad-op "$op" ;;
-esac
 `;
 
 /** What a script reported. */
@@ -339,6 +299,16 @@ export function commonScriptError(output: ScriptOutput, rawPath: string): FileTo
       return new FileToolError("invalid_args", `Cannot expand "~" in ${JSON.stringify(rawPath)}: HOME is not set in the environment. Use an absolute path.`);
     case "tilde-user":
       return new FileToolError("invalid_args", `Only "~" and "~/..." are expanded, not "~user": use an absolute path instead of ${JSON.stringify(rawPath)}.`);
+    case "vanished":
+      return new FileToolError(
+        "conflict",
+        `${detail ?? rawPath} disappeared while it was being looked at (something is changing the path). Nothing was written; look at it again.`,
+      );
+    case "resolve":
+      return new FileToolError(
+        "not_found",
+        `Cannot tell where ${JSON.stringify(rawPath)} leads: resolving ${detail ?? "it"} failed (a loop of symbolic links, or a directory that cannot be entered).`,
+      );
     case "newline-in-path":
       return new FileToolError("invalid_args", `The path ${JSON.stringify(rawPath)} leads to a name containing a newline, which the file tools do not handle. Use the terminal tool.`);
     default:
