@@ -111,7 +111,8 @@ describe("option model", () => {
   it("treats an unquoted expansion in option position as possibly any option", () => {
     expect(parseArgs("rm", [{ value: "$OPTS", static: false, splittable: true, word: null }, ...args("x")]).dynamic).toBe(true);
     expect(rules("rm $OPTS build")).toContain("recursive-delete");
-    expect(rules('rm "$file"')).toEqual([]);
+    // issue 9: a delete whose target is only known when it runs is a bulk delete.
+    expect(rules('rm "$file"')).toEqual(["bulk-delete"]);
   });
 });
 
@@ -247,7 +248,7 @@ describe("wrappers", () => {
   it("puts xargs input in place when it is static", () => {
     expect(run("printf '/\\n' | xargs rm -rf").hardline).toBe(true);
     expect(run("echo build | xargs -I % rm -rf %").matches.map((m) => m.prefix)).toEqual(["rm -f -r build"]);
-    expect(rules("find . -name '*.o' | xargs rm")).toEqual([]);
+    expect(rules("find . -name '*.o' | xargs rm")).toEqual(["bulk-delete"]);
   });
 
   it("passes positional parameters into sh -c", () => {
@@ -400,7 +401,10 @@ describe("SQL and tool scripts", () => {
     expect(analyseSed("/exec/p; s/e/E/g").exec).toBe(false);
     expect(analyseSed("y/abc/xyz/").exec).toBe(false);
     expect(analyseAwk('BEGIN { system("id") }').commands).toEqual(["id"]);
-    expect(analyseAwk('{ print | "sh" }').exec).toBe(true);
+    // A literal command is handed on (and judged by what it is); only computed ones make `exec` true.
+    expect(analyseAwk('{ print | "sh" }').commands).toEqual(["sh"]);
+    expect(analyseAwk("{ system($0) }").exec).toBe(true);
+    expect(analyseSed("1e touch x").exec).toBe(false);
     expect(analyseAwk('{ print > "/etc/passwd" }').writes).toEqual(["/etc/passwd"]);
     expect(analyseAwk("{ print $1 }").exec).toBe(false);
   });

@@ -21,6 +21,14 @@ export type RuleCategory =
   | "privilege_escalation"
   | "git_history_destruction"
   | "infrastructure_teardown"
+  /** Data deleted through an API or a framework: HTTP DELETE, database resets of web frameworks. */
+  | "data_deletion"
+  /** Credentials, keys or the environment sent off the machine. */
+  | "secret_exfiltration"
+  /** A firewall, SELinux or AppArmor turned off or flushed. */
+  | "security_disable"
+  /** Shell history wiped or switched off. */
+  | "history_tampering"
   | "unanalysable";
 
 /** One rule that a command matched. */

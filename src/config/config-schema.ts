@@ -233,6 +233,10 @@ const RULE_CATEGORIES = [
   "privilege_escalation",
   "git_history_destruction",
   "infrastructure_teardown",
+  "data_deletion",
+  "secret_exfiltration",
+  "security_disable",
+  "history_tampering",
   "unanalysable",
 ] as const satisfies readonly RuleCategory[];
 // Fails to compile when a category is added to RuleCategory but not above.

@@ -15,7 +15,7 @@ import { classifyPath, inDirectory, normalisePath } from "./paths.js";
 import { EMBEDDED_BY_PROGRAM } from "./program-analysis.js";
 import { ShellAnalysis } from "./shell-analysis.js";
 import { forgetAllVariables, newDefinitions } from "./shell-state.js";
-import { RULES_BY_ID, WRITE_RULES, matchCommand, matchersFor } from "./rule-index.js";
+import { RULES_BY_ID, WRITE_RULES, isInert, matchCommand, matchersFor } from "./rule-index.js";
 import type { Stream } from "./streams.js";
 import { basename, resolveWord } from "./words.js";
 import { WRAPPERS, unwrapOnce, wrapperKey } from "./wrappers.js";
@@ -110,7 +110,8 @@ class Analysis extends ShellAnalysis {
   /** Loops and conditionals: each body may run or not, any number of times. */
   private walkBranches(c: CompoundCommand, ctx: Ctx): void {
     const loopVar = c.type === "for" ? /^\s*(?:for|select)\s+([A-Za-z_][A-Za-z0-9_]*)\b/.exec(c.text)?.[1] : undefined;
-    if (loopVar && c.words.length > 0 && c.words.length <= MAX_LOOP_VALUES && c.words.every((w) => w.static && !w.glob)) {
+    // A glob stays a pattern (`for f in /etc/*.conf` → `$f` is `/etc/*.conf`): paths are classified the same way.
+    if (loopVar && c.words.length > 0 && c.words.length <= MAX_LOOP_VALUES && c.words.every((w) => w.static)) {
       for (const w of c.words) {
         const values = w.braceExpansion ? [] : [w.value];
         if (w.braceExpansion) {
@@ -213,9 +214,19 @@ class Analysis extends ShellAnalysis {
       if (!WRITE_OPERATORS.has(r.operator)) continue;
       const t = r.target;
       if (r.operator === ">&" && /^(?:\d+|-)$/.test(t.value)) continue;
-      const target = `${r.operator} ${quoteForPrefix(t.value, t.static)}`;
-      this.writeTarget({ value: t.value, static: t.static, splittable: false, word: t }, commandPrefix ? `${commandPrefix} ${target}` : target, ctx, local);
+      const resolved = this.redirectTarget(t, ctx);
+      const target = `${r.operator} ${quoteForPrefix(resolved.value, resolved.static)}`;
+      this.writeTarget(resolved, commandPrefix ? `${commandPrefix} ${target}` : target, ctx, local);
     }
+  }
+
+  /** A redirect's file, with known variables and substitution outputs put in (`> "$out"`, `> $d/sda`). */
+  private redirectTarget(t: Word, ctx: Ctx): Arg {
+    if (t.static) return { value: t.value, static: true, splittable: false, word: t };
+    const out = this.resolveArgs([t], ctx);
+    // Bash refuses a redirect that expands to several words ("ambiguous redirect"): nothing is written.
+    if (out.length === 1) return out[0]!;
+    return { value: t.value, static: false, splittable: false, word: t };
   }
 
   protected override writeTarget(target: Arg, prefix: string, ctx: Ctx, local: LocalMatches): void {
@@ -338,28 +349,31 @@ class Analysis extends ShellAnalysis {
       return plainPrefix(program, args.slice(1));
     }
     const interpreter = interpreterName(program);
-    if (interpreter) return this.interpreter(interpreter, args, ctx, site);
+    const interpreterPrefix = interpreter ? this.interpreter(interpreter, args, ctx, site) : undefined;
+    // Interpreters have rules of their own too (`perl -i`, `php artisan migrate:fresh`).
+    const name = interpreter ?? program;
+    this.otherCommands(name, args, ctx, site);
 
-    const matchers = matchersFor(program);
-    const sql = SQL_CLIENTS[program];
-    const writer = FILE_WRITERS[program];
-    const embedded = EMBEDDED_BY_PROGRAM.get(program);
-    const textTool = program === "sed" || program === "gsed" || program === "awk" || program === "gawk" || program === "mawk" || program === "nawk";
-    if (!matchers && !sql && !writer && !embedded && !textTool && program !== "find") return undefined;
+    const matchers = matchersFor(name);
+    const sql = SQL_CLIENTS[name];
+    const writer = FILE_WRITERS[name];
+    const embedded = EMBEDDED_BY_PROGRAM.get(name);
+    const textTool = name === "sed" || name === "gsed" || name === "awk" || name === "gawk" || name === "mawk" || name === "nawk";
+    if (!matchers && !sql && !writer && !embedded && !textTool && name !== "find") return interpreterPrefix;
 
-    const parsed = parseArgs(program, args.slice(1));
+    const parsed = parseArgs(name, args.slice(1));
     let prefix: string | null = null;
     const getPrefix = (): string => (prefix ??= canonicalPrefix(parsed));
     const local: LocalMatches = [];
-    if (matchers) for (const m of matchers) if (matchCommand(m, parsed, ctx.cwd)) local.push({ rule: m.rule, prefix: getPrefix(), detail: this.detail(ctx) });
-    if (program === "curl" || program === "wget" || program === "aria2c") this.noteDownloads(program, parsed, ctx);
-    if (writer) for (const t of this.writerTargets(program, parsed)) this.writeTarget(t, getPrefix(), ctx, local);
-    if (sql) this.sqlClient(program, parsed, ctx, site, getPrefix());
-    if (embedded) this.embedded(program, parsed, embedded, ctx, site);
-    if (textTool) this.textTool(program, parsed, ctx, local, getPrefix());
-    if (program === "find") this.findExecs(parsed, ctx, site);
+    if (matchers && !isInert(parsed)) for (const m of matchers) if (matchCommand(m, parsed, ctx.cwd)) local.push({ rule: m.rule, prefix: getPrefix(), detail: this.detail(ctx) });
+    if (name === "curl" || name === "wget" || name === "aria2c") this.noteDownloads(name, parsed, ctx);
+    if (writer) for (const t of this.writerTargets(name, parsed)) this.writeTarget(t, getPrefix(), ctx, local);
+    if (sql) this.sqlClient(name, parsed, ctx, site, getPrefix());
+    if (embedded) this.embedded(name, parsed, embedded, ctx, site);
+    if (textTool) this.textTool(name, parsed, ctx, local, getPrefix());
+    if (name === "find") this.findExecs(parsed, ctx, site);
     this.flush(local);
-    return prefix ?? (local.length > 0 || site.needPrefix ? getPrefix() : undefined);
+    return prefix ?? interpreterPrefix ?? (local.length > 0 || site.needPrefix ? getPrefix() : undefined);
   }
 
   /** Normalised form of a file path for the downloaded-files set. */

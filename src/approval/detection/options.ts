@@ -243,6 +243,7 @@ const DOCKER: OptionSpec = {
     run: DOCKER_RUN,
     create: DOCKER_RUN,
     rm: { flags: "flv", long: ["force", "link", "volumes"], canonical: { "--force": "-f", "--volumes": "-v" } },
+    container: { subcommands: { rm: { flags: "flv", long: ["force", "link", "volumes"], canonical: { "--force": "-f", "--volumes": "-v" } }, run: DOCKER_RUN, create: DOCKER_RUN, exec: DOCKER_EXEC, "*": {} } },
     "*": {},
   },
 };
@@ -257,7 +258,8 @@ const KUBECTL: OptionSpec = {
   subcommands: {
     delete: { flags: "Afl", values: "fl", long: ["all", "all-namespaces", "force", "now", "ignore-not-found", "wait", "recursive"], longValues: ["filename", "selector", "grace-period", "timeout", "output", "field-selector", "cascade", "kustomize", "raw"], canonical: { "--filename": "-f", "--selector": "-l", "--all-namespaces": "-A", "-R": "--recursive" } },
     exec: { flags: "itq", values: "cf", long: ["stdin", "tty", "quiet"], longValues: ["container", "filename", "pod-running-timeout"], canonical: { "--stdin": "-i", "--tty": "-t", "--container": "-c", "--filename": "-f" } },
-    "*": { values: "flo", longValues: ["filename", "selector", "output"] },
+    scale: { values: "flo", longValues: ["filename", "selector", "output", "replicas", "current-replicas", "timeout", "resource-version"] },
+    "*": { values: "flo", longValues: ["filename", "selector", "output"], longOptional: ["dry-run"] },
   },
 };
 
@@ -367,6 +369,23 @@ const PHP: OptionSpec = {
   longValues: ["run", "process-begin", "process-code", "process-end", "process-file", "file", "php-ini", "define", "docroot", "zend-extension", "rf", "rc", "re", "rz", "ri"],
   canonical: { "--run": "-r", "--process-begin": "-B", "--process-code": "-R", "--process-end": "-E", "--file": "-f" },
 };
+
+/** PowerShell: parameters are case-insensitive and may be shortened (`-c`, `-enc`). */
+const PWSH: OptionSpec = { style: "go", long: ["noprofile", "nologo", "noninteractive", "nop", "noexit", "mta", "sta", "nol", "noni"], longValues: ["c", "command", "f", "file", "executionpolicy", "ep", "exec", "encodedcommand", "enc", "en", "e", "ec", "workingdirectory", "wd", "o", "outputformat", "inputformat", "if", "of", "windowstyle", "w"], canonical: { "-command": "-c", "--command": "-c", "--c": "-c", "-encodedcommand": "-ec", "--encodedcommand": "-ec", "--e": "-ec", "-e": "-ec", "--ec": "-ec", "-enc": "-ec", "-en": "-ec" } };
+
+const VIM: OptionSpec = { style: "posix", flags: "ybeEsRZmMnrlCNhVAHFdDL", values: "cSuUwWTiorq", long: ["clean", "noplugin", "version", "help", "not-a-term", "ttyfail"], longValues: ["cmd", "startuptime", "servername", "remote", "remote-send", "remote-expr"], canonical: { "--cmd": "-c" } };
+
+/** iptables: the commands (-F, -X, -P CHAIN POLICY) and the options with values. */
+const IPTABLES: OptionSpec = {
+  flags: "FXLZnvxS46",
+  values: "tAIDRPNEjiosdmpgcw",
+  long: ["flush", "delete-chain", "list", "zero", "numeric", "verbose", "exact", "list-rules"],
+  longValues: ["table", "append", "insert", "delete", "replace", "policy", "new-chain", "rename-chain", "jump", "in-interface", "out-interface", "source", "destination", "match", "protocol", "goto", "wait", "dport", "sport"],
+  canonical: { "--flush": "-F", "--delete-chain": "-X", "--policy": "-P", "--table": "-t", "--list": "-L" },
+};
+
+/** 7-Zip: a command letter then `-switch` words (`7z a -sdel x.7z dir`). */
+const SEVEN_ZIP: OptionSpec = { style: "dash-long", long: ["sdel", "r", "y", "bb", "bd", "slp", "ssw", "spf", "sccUTF-8", "snl", "snh"], longValues: [] };
 
 const LUA: OptionSpec = { style: "posix", flags: "ivEW", values: "el" };
 
@@ -513,8 +532,10 @@ export const PROGRAM_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   terragrunt: GO_TERRAFORM,
   pulumi: { subcommands: { "*": { flags: "yfs", values: "s", long: ["yes", "skip-preview", "force"], longValues: ["stack", "target"] } } },
   cdk: { subcommands: { "*": { flags: "f", long: ["force", "all"] } } },
-  aws: { longValues: ["profile", "region", "output", "endpoint-url", "query"], long: ["debug", "no-verify-ssl", "no-paginate", "recursive", "force", "dryrun"] },
-  gcloud: { values: "q", longValues: ["project", "zone", "region", "format", "account", "configuration"], long: ["quiet", "async"] },
+  aws: {
+    longValues: ["profile", "region", "output", "endpoint-url", "query", "desired-count", "desired-capacity", "max-size", "min-size", "cluster", "service", "auto-scaling-group-name", "instance-ids", "bucket", "key"],
+    long: ["debug", "no-verify-ssl", "no-paginate", "recursive", "force", "dryrun", "dry-run", "no-dry-run"],
+  },
   systemctl: SYSTEMCTL,
   service: { style: "posix", long: ["status-all", "help", "version", "full-restart"] },
   launchctl: { subcommands: { "*": { flags: "wF" } } },
@@ -565,7 +586,13 @@ export const PROGRAM_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   lua: LUA,
   luajit: LUA,
   Rscript: { style: "posix", values: "e", long: ["vanilla", "verbose", "no-environ", "no-save", "no-restore"] },
-  pwsh: { style: "go", long: ["noprofile", "nologo", "noninteractive", "nop", "noexit", "mta", "sta"], longValues: ["c", "command", "f", "file", "executionpolicy", "ep", "encodedcommand", "e", "ec", "workingdirectory", "wd", "o", "outputformat", "inputformat", "if", "of"], canonical: { "-command": "-c", "--command": "-c", "--c": "-c", "-encodedcommand": "-ec", "--encodedcommand": "-ec", "--e": "-ec", "-e": "-ec", "--ec": "-ec" } },
+  pwsh: PWSH,
+  "pwsh.exe": PWSH,
+  powershell: PWSH,
+  "powershell.exe": PWSH,
+  R: { style: "posix", values: "e", long: ["vanilla", "verbose", "no-environ", "no-save", "no-restore", "slave", "quiet", "silent", "interactive"] },
+  expect: { style: "posix", flags: "dinNbv", values: "cfD" },
+  julia: { style: "posix", values: "eEpLJO", long: ["quiet", "banner", "color", "startup-file", "history-file"], longValues: ["eval", "print", "project", "threads", "load"] },
   osascript: { style: "posix", values: "els" },
   curl: CURL,
   wget: WGET,
@@ -592,9 +619,26 @@ export const PROGRAM_OPTIONS: Readonly<Record<string, OptionSpec>> = {
     canonical: { "--rsh": "-e", "--recursive": "-r", "--archive": "-a", "--dry-run": "-n" },
   },
   zip: { flags: "rRjqvmTudfFgDXyzloAJ0123456789", values: "bnstxiP", long: ["recurse-paths", "quiet", "verbose", "test", "move"], longValues: ["unzip-command", "password", "temp-path", "suffixes", "exclude", "include"], canonical: { "--unzip-command": "-TT" } },
-  vim: { style: "posix", flags: "ybeEsRZmMnrlCNhVAHFdDL", values: "cSuUwWTiorq", long: ["clean", "noplugin", "version", "help", "not-a-term", "ttyfail"], longValues: ["cmd", "startuptime", "servername", "remote", "remote-send", "remote-expr"], canonical: { "--cmd": "-c" } },
+  vim: VIM,
+  vi: VIM,
+  nvim: VIM,
+  ex: VIM,
+  view: VIM,
   "ssh-keygen": { flags: "ABDeEHhiLlmqRUvyYcKkOpPQ", values: "abCfFGjJMnNOrstVwzIZ" },
   chattr: { flags: "RVf", values: "pv" },
+  crontab: { flags: "lreisT", values: "uc" },
+  unzip: { flags: "lvtzTuUfnoqjCLKXVMaab", values: "dxPZ" },
+  patch: { flags: "lfstuNREZcnevb", values: "pdiorDBFVYzg", long: ["forward", "reverse", "dry-run", "batch", "force", "silent", "quiet"], longValues: ["strip", "directory", "input", "output", "reject-file", "backup-if-mismatch", "suffix"], canonical: { "--directory": "-d", "--input": "-i", "--output": "-o", "--strip": "-p" } },
+  ed: { flags: "GslrEx", values: "p" },
+  iptables: IPTABLES,
+  ip6tables: IPTABLES,
+  "iptables-legacy": IPTABLES,
+  "iptables-nft": IPTABLES,
+  "7z": SEVEN_ZIP,
+  "7za": SEVEN_ZIP,
+  "7zz": SEVEN_ZIP,
+  fuser: { flags: "aiklmsuvMw4", values: "n" },
+  gcloud: { values: "q", longValues: ["project", "zone", "region", "format", "account", "configuration", "max-instances"], long: ["quiet", "async", "help"] },
 };
 
 /** Shells: `-c` marks the first operand as the script; `-o`/`+o` and `-O`/`+O` take a value. */

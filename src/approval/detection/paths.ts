@@ -4,12 +4,16 @@
  */
 import {
   BLOCK_DEVICE_PATTERNS,
+  CONFINED_VARIABLES,
   CREDENTIAL_PATTERNS,
+  ENV_FILE_PATTERNS,
   HARMLESS_DEVICES,
   HOME_DIRS,
   HOME_PARENTS,
+  HISTORY_PATTERNS,
   HOME_VARIABLES,
   KERNEL_TRIGGER_PATTERNS,
+  SCRATCH_PREFIXES,
   SHELL_RC_PATTERNS,
   SYSTEM_DIRS,
   SYSTEM_PATH_EXCEPTIONS,
@@ -27,6 +31,9 @@ export const PATH_BITS: Readonly<Record<PathClass, number>> = {
   "shell-rc": 64,
   "kernel-trigger": 128,
   dynamic: 256,
+  "env-file": 512,
+  history: 1024,
+  unbounded: 2048,
 };
 
 export function classBits(classes: readonly PathClass[]): number {
@@ -134,6 +141,8 @@ function fileBits(path: string): number {
     bits |= PATH_BITS["shell-rc"];
     break;
   }
+  for (const re of ENV_FILE_PATTERNS) if (re.test(path)) bits |= PATH_BITS["env-file"];
+  for (const re of HISTORY_PATTERNS) if (re.test(path)) bits |= PATH_BITS.history;
   return bits;
 }
 
@@ -152,6 +161,13 @@ function directoryOf(path: string): string {
 function staticBits(value: string): number {
   if (value === "") return 0;
   const path = normalisePath(value);
+  // `../../../../etc/passwd` climbs out of wherever it starts: from deep enough it is `/etc/passwd`.
+  const climb = /^(?:\.\.\/){2,}/.exec(path);
+  if (climb && path.length > climb[0].length) return staticBitsOf(path) | staticBitsOf("/" + path.slice(climb[0].length));
+  return staticBitsOf(path);
+}
+
+function staticBitsOf(path: string): number {
   const dir = directoryOf(path);
   let bits = 0;
   // Globs are tried against absolute and home paths; a relative glob (`*`) stays relative.
@@ -162,8 +178,8 @@ function staticBits(value: string): number {
       if (dirRe.test(candidate)) bits |= dirBits(candidate);
       if (pathRe.test(candidate)) bits |= fileBits(candidate);
     }
-    // A glob below a system directory still writes there.
-    bits |= fileBits(path.replace(/[*?[].*$/, "x"));
+    // A glob below a system directory still writes there; a glob ending in a protected name is that name.
+    bits |= fileBits(path.replace(/[*?[].*$/, "x")) | fileBits(path);
     return bits;
   }
   bits |= dirBits(dir);
@@ -199,7 +215,8 @@ export function classifyPath(value: string, isStatic: boolean): number {
     // `$HOME` and `${HOME}` alone, or followed by static text, are resolvable.
     const home = HOME_VAR_RE.exec(value);
     const rest = home ? value.slice(home[0].length) : value;
-    if (!/[$`]/.test(rest)) bits = staticBits(home ? "~" + rest : rest);
+    // `$HOME/x` is as good as `~/x`; other text with no expansion left stands for something only known when it runs (`{}` of xargs).
+    if (!/[$`]/.test(rest)) bits = home ? staticBits("~" + rest) : bits | staticBits(rest) | PATH_BITS.unbounded;
     else {
       const cut = rest.search(/[$`]/);
       const head = (home ? "~" : "") + rest.slice(0, cut);
@@ -209,11 +226,24 @@ export function classifyPath(value: string, isStatic: boolean): number {
         const dir = normalisePath(head.slice(0, slash + 1) || "/");
         bits |= fileBits(dir === "/" ? "/" : dir + "/x") & ~PATH_BITS["block-device"];
       }
+      // The known end (`"$HOME_DIR/.ssh/authorized_keys"`): a protected name is protected wherever it is.
+      const tail = rest.slice(Math.max(rest.lastIndexOf("$"), rest.lastIndexOf("`"), rest.lastIndexOf(")"), rest.lastIndexOf("}")) + 1);
+      const tailSlash = tail.indexOf("/");
+      if (tailSlash >= 0 && !/[$`]/.test(tail)) bits |= fileBits("/x" + tail.slice(tailSlash)) & ~PATH_BITS["system-path"];
+      if (!isConfined(value, head)) bits |= PATH_BITS.unbounded;
     }
   }
   if (cache.size > 4096) cache.clear();
   cache.set(key, bits);
   return bits;
+}
+
+/** A computed path that stays in scratch space or below the working directory (see `SCRATCH_PREFIXES`). */
+function isConfined(value: string, head: string): boolean {
+  if (SCRATCH_PREFIXES.some((p) => head.startsWith(p))) return true;
+  if (CONFINED_VARIABLES.some((re) => re.test(value))) return true;
+  // `build/$name`, `./out/$f`: below the working directory.
+  return head.includes("/") && !head.startsWith("/") && !head.startsWith("~") && !head.startsWith("..");
 }
 
 export function hasClass(bits: number, cls: PathClass): boolean {

@@ -159,6 +159,7 @@ function listOf(text: string, lang: PayloadLanguage): string[] | null {
   let inner: string | null = null;
   if ((t.startsWith("[") && t.endsWith("]")) || (t.startsWith("(") && t.endsWith(")"))) inner = t.slice(1, -1);
   else if (/^array\s*\(/i.test(t) && t.endsWith(")")) inner = t.slice(t.indexOf("(") + 1, -1);
+  else if (lang === "r" && /^c\s*\(/.test(t) && t.endsWith(")")) inner = t.slice(t.indexOf("(") + 1, -1);
   else {
     const qw = /^(?:qw|%w|%W)([^\w\s])/.exec(t);
     if (qw) {

@@ -10,6 +10,7 @@ import { staticArg, type Arg, type ParsedArgs } from "./model.js";
 import { SHELL_OPTIONS } from "./options.js";
 import { canonicalPrefix, parseArgs, plainPrefix } from "./parse-args.js";
 import { inDirectory, normalisePath } from "./paths.js";
+import { analyseForeign, type ForeignLanguage } from "./foreign-code.js";
 import { analysePayload } from "./payload.js";
 import { forgetAllVariables } from "./shell-state.js";
 import { analyseMongo, analyseSql } from "./sql.js";
@@ -21,6 +22,25 @@ import { basename } from "./words.js";
 export const EMBEDDED_BY_PROGRAM = new Map<string, typeof EMBEDDED_SCRIPTS>();
 for (const e of EMBEDDED_SCRIPTS) {
   for (const p of e.programs) EMBEDDED_BY_PROGRAM.set(p, [...(EMBEDDED_BY_PROGRAM.get(p) ?? []), e]);
+}
+
+/**
+ * A command run for every file found under `start` (`find … -exec CMD {} ;`, `fd … -x CMD`):
+ * `{}` is each of them, only known when it runs but below `start` (`./$FOUND`). Without a
+ * `{}` the files go at the end (`fd -x CMD`).
+ */
+export function foundArgs(args: readonly Arg[], start: Arg, hasPlaceholder: boolean): Arg[] {
+  const found = `${start.value.replace(/\/+$/, "")}/$FOUND`;
+  const put = (a: Arg): Arg => (a.value.includes("{}") ? { ...a, value: a.value.split("{}").join(found), static: false } : a);
+  const out = args.map(put);
+  if (!hasPlaceholder) out.push({ value: found, static: false, splittable: false, word: null });
+  return out;
+}
+
+const FOREIGN: ReadonlySet<PayloadLanguage> = new Set<PayloadLanguage>(["tcl", "powershell", "cmd", "applescript"]);
+
+function isForeign(lang: PayloadLanguage): lang is ForeignLanguage {
+  return FOREIGN.has(lang);
 }
 
 export abstract class ProgramAnalysis extends StreamAnalysis {
@@ -72,6 +92,7 @@ export abstract class ProgramAnalysis extends StreamAnalysis {
     else if (kind === "sql") this.sqlText({ value: stream.text, static: true, splittable: false, word: null }, "sql", ctx, prefix);
     else if (kind === "mongo") this.sqlText({ value: stream.text, static: true, splittable: false, word: null }, "mongo", ctx, prefix);
     else if (kind) this.payload(stream.text, kind, ctx, prefix);
+    else this.unanalysable(`an interpreter runs code in a language that is not analysed, read from ${stream.origin || "its input"}`, prefix, ctx);
   }
 
 
@@ -105,6 +126,7 @@ export abstract class ProgramAnalysis extends StreamAnalysis {
   protected writerTargets(program: string, parsed: ParsedArgs): Arg[] {
     const spec = FILE_WRITERS[program]!;
     if (spec.when && !parsed.options.has(spec.when)) return [];
+    if (spec.unless?.some((o) => parsed.options.has(o))) return [];
     const out: Arg[] = [];
     let operands = parsed.operands;
     if ((program === "sed" || program === "perl") && !parsed.options.has("-e") && !parsed.options.has("-f")) operands = operands.slice(1);
@@ -164,13 +186,20 @@ export abstract class ProgramAnalysis extends StreamAnalysis {
     const codes: Arg[] = [];
     for (const o of spec.codeOptions) codes.push(...(parsed.options.get(o) ?? []));
     const lang = spec.language;
-    if (name === "pwsh" || name === "powershell") {
-      if (parsed.options.has("-ec")) this.finding("decode-to-interpreter", collapse(site.text), ctx, "PowerShell -EncodedCommand");
+    if (lang === "powershell") {
+      // `-Command` takes the rest of the line; `-EncodedCommand` is base64 of UTF-16LE text.
+      if (codes.length > 0) codes.push(...parsed.operands);
+      for (const enc of parsed.options.get("-ec") ?? []) {
+        this.finding("decode-to-interpreter", collapse(site.text), ctx, "PowerShell -EncodedCommand");
+        if (enc.static && /^[A-Za-z0-9+/=]+$/.test(enc.value)) this.payload(Buffer.from(enc.value, "base64").toString("utf16le"), lang, this.child(ctx, "powershell -EncodedCommand"), collapse(site.text));
+      }
     }
     if (codes.length > 0) {
       const label = `${name} ${spec.codeOptions.join("/")}`;
       if (codes.every((c) => c.static)) {
-        if (lang) this.payload(codes.map((c) => c.value).join("\n"), lang, this.child(ctx, label), collapse(site.text));
+        const code = codes.map((c) => c.value).join(lang === "powershell" ? " " : "\n");
+        if (lang) this.payload(code, lang, this.child(ctx, label), collapse(site.text));
+        else this.unanalysable(`${label} runs ${name} code, which is not analysed: ${code.slice(0, 80)}`, site.text, ctx);
       } else {
         for (const c of codes) if (!c.static) this.runScriptArgAsPayload(c, ctx, label, site.text);
       }
@@ -202,7 +231,7 @@ export abstract class ProgramAnalysis extends StreamAnalysis {
 
   /** Interpreter payload: shell-outs are scanned as scripts, equivalent commands go through the rules. */
   protected payload(code: string, lang: PayloadLanguage, ctx: Ctx, prefix: string): void {
-    const a = analysePayload(code, lang);
+    const a = isForeign(lang) ? analyseForeign(code, lang) : analysePayload(code, lang);
     for (const f of a.findings) this.finding(f.finding, prefix, ctx, f.via);
     for (const reason of a.unanalysable) this.unanalysable(reason, prefix, ctx);
     for (const s of a.scripts) this.walkSource(s.text, this.child(ctx, s.via));
@@ -261,7 +290,8 @@ export abstract class ProgramAnalysis extends StreamAnalysis {
     for (const s of scripts) {
       const analysis = sed ? analyseSed(s.value) : analyseAwk(s.value);
       if (analysis.exec) this.finding(sed ? "sed-exec" : "awk-exec", prefix, ctx);
-      for (const cmd of analysis.commands) this.walkSource(cmd, this.child(ctx, sed ? "sed e" : "awk system()"));
+      // What the command reads (awk's output for `print | "cmd"`) is only known when it runs.
+      for (const cmd of analysis.commands) this.walkSource(cmd, this.child(ctx, sed ? "sed e" : "awk system()"), () => ({ text: null, network: false, decoded: false, origin: program }));
       for (const file of analysis.writes) this.writeTarget(staticArg(file), prefix, ctx, local);
     }
   }
@@ -273,11 +303,14 @@ export abstract class ProgramAnalysis extends StreamAnalysis {
       if (e.args.length === 0) continue;
       const next = this.child(ctx, `find ${e.primary}`);
       next.depth = ctx.depth;
+      const placeholder = e.args.some((a) => a.value.includes("{}"));
       for (const start of starts) {
-        const argv = e.args.map((a) => (a.value.includes("{}") ? { ...a, value: a.value.split("{}").join(start.value), static: a.static && start.static } : a));
-        this.evalArgs(argv, next, { text: site.text, flow: site.text, stdin: null });
+        // find visits each start path itself first, then what is below it.
+        if (placeholder) this.evalArgs(e.args.map((a) => (a.value.includes("{}") ? { ...a, value: a.value.split("{}").join(start.value), static: a.static && start.static } : a)), next, { text: site.text, flow: site.text, stdin: null });
+        this.evalArgs(foundArgs(e.args, start, placeholder), next, { text: site.text, flow: site.text, stdin: null });
       }
     }
   }
+
 
 }

@@ -2,6 +2,7 @@
  * The rule set compiled once into lookups: command matchers by program name,
  * write rules by path class, finding rules by finding. Evaluation helpers.
  */
+import { INERT_COMMANDS } from "../rules/inert.js";
 import { FINDINGS, RULES } from "../rules/index.js";
 import type { CommandMatcher, Matcher, OperandTest, Rule, ValueTest } from "../rules/types.js";
 import type { Arg, ParsedArgs } from "./model.js";
@@ -27,6 +28,7 @@ export interface CompiledCommand {
   none: readonly string[] | null;
   operands: readonly CompiledTest[] | null;
   optionValues: readonly CompiledValueTest[] | null;
+  noOptionValues: readonly CompiledValueTest[] | null;
   min: number;
   max: number;
 }
@@ -50,6 +52,7 @@ function compileCommand(rule: Rule, m: CommandMatcher): CompiledCommand {
     none: m.noOptions ? m.noOptions.flatMap((s) => s.split("|")) : null,
     operands: m.operands ? m.operands.map(compileTest) : null,
     optionValues: m.optionValues ? m.optionValues.map((v) => ({ ...compileTest(v), option: v.option })) : null,
+    noOptionValues: m.noOptionValues ? m.noOptionValues.map((v) => ({ ...compileTest(v), option: v.option })) : null,
     min: m.minOperands ?? 0,
     max: m.maxOperands ?? Number.POSITIVE_INFINITY,
   };
@@ -91,6 +94,20 @@ for (const rule of RULES) {
   RULES_BY_ID.set(rule.id, rule);
   const matchers = Array.isArray(rule.match) ? (rule.match as readonly Matcher[]) : [rule.match as Matcher];
   for (const m of matchers) index(rule, m);
+}
+
+/** Help and dry-run options by program (rules/inert.ts), compiled like command matchers. */
+const INERT_BY_PROGRAM = new Map<string, CompiledCommand[]>();
+const INERT_RULE: Rule = { id: "inert", description: "", category: "unanalysable", hardline: false, match: [] };
+for (const m of INERT_COMMANDS) {
+  const compiled = compileCommand(INERT_RULE, m);
+  for (const program of m.programs) INERT_BY_PROGRAM.set(program, [...(INERT_BY_PROGRAM.get(program) ?? []), compiled]);
+}
+
+/** The command only prints help or rehearses (a dry run): its program's command rules do not apply. */
+export function isInert(parsed: ParsedArgs): boolean {
+  const list = INERT_BY_PROGRAM.get(parsed.program);
+  return list !== undefined && list.some((m) => matchCommand(m, parsed));
 }
 
 /** Command matchers that may apply to this program. */
@@ -164,6 +181,12 @@ function matches(m: CompiledCommand, parsed: ParsedArgs): boolean {
     for (const t of m.optionValues) {
       const values = parsed.options.get(t.option);
       if (!values || !values.some((v) => testValue(t, v))) return false;
+    }
+  }
+  if (m.noOptionValues) {
+    for (const t of m.noOptionValues) {
+      const values = parsed.options.get(t.option);
+      if (values && values.some((v) => testValue(t, v))) return false;
     }
   }
   return true;

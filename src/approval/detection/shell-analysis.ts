@@ -11,7 +11,7 @@ import type { Assignment, CompoundCommand } from "../../shell/types.js";
 import { collapse, type Ctx, type Site } from "./analysis-base.js";
 import { arrayKey, UNKNOWN_VALUE } from "./expand.js";
 import { staticArg, type Arg } from "./model.js";
-import { ProgramAnalysis } from "./program-analysis.js";
+import { RunnerAnalysis } from "./runner-analysis.js";
 import {
   forgetAllVariables,
   forgetPositional,
@@ -67,7 +67,7 @@ function leadingFlags(args: readonly Arg[], valueLetters = ""): { flags: Set<str
   return { flags, values, rest: args.slice(i) };
 }
 
-export abstract class ShellAnalysis extends ProgramAnalysis {
+export abstract class ShellAnalysis extends RunnerAnalysis {
   /** Functions and aliases being walked at a call: not walked again inside themselves. */
   private readonly active = new Set<string>();
   /** Functions defined in the command, with the context they were defined in. */

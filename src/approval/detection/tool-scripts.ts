@@ -5,7 +5,7 @@
  */
 
 export interface ToolScriptAnalysis {
-  /** The script runs commands. */
+  /** The script runs commands that are not literal (computed, or the text being edited): unanalysable. */
   exec: boolean;
   /** Command lines it runs, when they are literal. */
   commands: string[];
@@ -85,10 +85,11 @@ export function analyseSed(script: string): ToolScriptAnalysis {
         break;
       }
       case "e": {
-        out.exec = true;
         const [command, next] = restOfLine(s, i);
         const cmd = command.replace(/[;}]\s*$/, "");
+        // `e COMMAND` runs that command; a bare `e` runs the pattern space (the text being edited).
         if (cmd) out.commands.push(cmd);
+        else out.exec = true;
         i = next;
         break;
       }
@@ -148,18 +149,22 @@ export function analyseAwk(program: string): ToolScriptAnalysis {
   const out: ToolScriptAnalysis = { exec: false, commands: [], writes: [] };
   const systemRe = /\bsystem\s*\(\s*/g;
   for (let m = systemRe.exec(program); m; m = systemRe.exec(program)) {
-    out.exec = true;
     const lit = awkString(program, m.index + m[0].length);
-    if (lit) {
-      const after = program.slice(lit[1]).trimStart();
-      if (after.startsWith(")")) out.commands.push(lit[0]);
-    }
+    const after = lit ? program.slice(lit[1]).trimStart() : "";
+    // A literal command is analysed like any other; a computed one cannot be.
+    if (lit && after.startsWith(")")) out.commands.push(lit[0]);
+    else out.exec = true;
   }
   // "cmd" | getline, cmd | getline, print … | "cmd", print … |& "cmd"
-  if (/\|\s*&?\s*getline\b/.test(program) || /\bprint[f]?\b[^;}\n]*\|&?\s*(?:"|[A-Za-z_])/.test(program)) {
-    out.exec = true;
+  const pipes = (program.match(/\|\s*&?\s*getline\b/g)?.length ?? 0) + (program.match(/\bprint[f]?\b[^;}\n]*\|&?\s*(?:"|[A-Za-z_])/g)?.length ?? 0);
+  if (pipes > 0) {
     const pipeRe = /"((?:[^"\\]|\\.)*)"\s*\|&?\s*getline\b|\|&?\s*"((?:[^"\\]|\\.)*)"/g;
-    for (let m = pipeRe.exec(program); m; m = pipeRe.exec(program)) out.commands.push((m[1] ?? m[2] ?? "").replace(/\\(.)/g, "$1"));
+    let literal = 0;
+    for (let m = pipeRe.exec(program); m; m = pipeRe.exec(program)) {
+      out.commands.push((m[1] ?? m[2] ?? "").replace(/\\(.)/g, "$1"));
+      literal++;
+    }
+    if (literal < pipes) out.exec = true;
   }
   const writeRe = /\bprint[f]?\b[^;}\n|]*?>>?\s*"((?:[^"\\]|\\.)*)"/g;
   for (let m = writeRe.exec(program); m; m = writeRe.exec(program)) out.writes.push(m[1]!.replace(/\\(.)/g, "$1"));

@@ -13,6 +13,7 @@ function recursiveDeletes(classes?: readonly PathClass[]): readonly Matcher[] {
     { kind: "command", programs: ["find"], anyOptions: ["-delete"], ...(operands ? { operands } : {}) },
     { kind: "command", programs: ["rsync"], anyOptions: ["--delete", "--delete-before", "--delete-during", "--delete-delay", "--delete-after", "--delete-excluded"], ...(lastOperand ? { operands: lastOperand } : {}) },
     { kind: "command", programs: ["srm", "wipe"], anyOptions: ["-r", "-R"], ...(operands ? { operands } : {}) },
+    { kind: "command", programs: ["rimraf"], minOperands: 1, ...(operands ? { operands } : {}) },
   ];
 }
 
@@ -44,6 +45,34 @@ export const FILESYSTEM_RULES: readonly Rule[] = [
     category: "recursive_delete",
     hardline: false,
     match: recursiveDeletes(),
+    overrides: ["bulk-delete", "computed-write-target"],
+  },
+  {
+    id: "bulk-delete",
+    description: "Deletes files whose names are only known when it runs (find -exec rm, xargs rm, a loop over names read at run time, rm \"$F\").",
+    category: "recursive_delete",
+    hardline: false,
+    match: { kind: "command", programs: ["rm", "unlink", "srm", "rimraf"], operands: [{ classes: ["dynamic"] }] },
+    overrides: ["computed-write-target"],
+  },
+  {
+    id: "delete-source-files",
+    description: "Deletes the files it was given after archiving or copying them (tar --remove-files, zip -m, rsync --remove-source-files, 7z -sdel).",
+    category: "recursive_delete",
+    hardline: false,
+    match: [
+      { kind: "command", programs: ["tar", "gtar", "bsdtar"], anyOptions: ["--remove-files"] },
+      { kind: "command", programs: ["zip"], anyOptions: ["-m"] },
+      { kind: "command", programs: ["rsync"], anyOptions: ["--remove-source-files"] },
+      { kind: "command", programs: ["7z", "7za", "7zz"], anyOptions: ["-sdel"] },
+    ],
+  },
+  {
+    id: "file-shred",
+    description: "Overwrites files so that they cannot be recovered (shred, srm, wipe).",
+    category: "recursive_delete",
+    hardline: false,
+    match: { kind: "command", programs: ["shred", "srm", "wipe", "scrub"], noOptions: ["--help", "--version"], minOperands: 1 },
   },
   {
     id: "hardline-mkfs",
@@ -101,6 +130,20 @@ export const FILESYSTEM_RULES: readonly Rule[] = [
     hardline: false,
     match: { kind: "write", classes: ["credential"] },
     overrides: ["system-file-write"],
+  },
+  {
+    id: "env-file-write",
+    description: "Writes to or deletes an environment file with an application's secrets (.env, .env.local, .env.production).",
+    category: "credential_file_write",
+    hardline: false,
+    match: { kind: "write", classes: ["env-file"] },
+  },
+  {
+    id: "computed-write-target",
+    description: "Writes to or deletes a file whose name is only known when it runs; it could be a device, a system file, a credential or a shell start-up file.",
+    category: "unanalysable",
+    hardline: false,
+    match: { kind: "write", classes: ["unbounded"] },
   },
   {
     id: "shell-rc-write",

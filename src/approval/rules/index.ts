@@ -5,6 +5,7 @@
 import { CODE_EXECUTION_RULES } from "./code-execution.js";
 import { EXECUTION_RULES } from "./execution.js";
 import { FILESYSTEM_RULES } from "./filesystem.js";
+import { SECURITY_RULES } from "./security.js";
 import { SQL_RULES } from "./sql.js";
 import { SYSTEM_RULES } from "./system.js";
 import type { Rule } from "./types.js";
@@ -13,6 +14,7 @@ import { VCS_INFRA_RULES } from "./vcs-infra.js";
 export type { CommandMatcher, FindingMatcher, Matcher, OperandTest, OptionValueTest, PathClass, Rule, ValueTest, WriteMatcher } from "./types.js";
 export { EXECUTION_RULES } from "./execution.js";
 export { FILESYSTEM_RULES } from "./filesystem.js";
+export { SECURITY_RULES } from "./security.js";
 export { SQL_RULES } from "./sql.js";
 export { SYSTEM_RULES } from "./system.js";
 export { VCS_INFRA_RULES } from "./vcs-infra.js";
@@ -25,6 +27,7 @@ export const RULES: readonly Rule[] = [
   ...EXECUTION_RULES,
   ...CODE_EXECUTION_RULES,
   ...VCS_INFRA_RULES,
+  ...SECURITY_RULES,
 ];
 
 /**
@@ -47,6 +50,8 @@ export const FINDINGS: Readonly<Record<string, string>> = {
   "sql-shell-escape": "a database client meta-command that runs a shell command (\\!, .system, .shell)",
   "nosql-wipe": "a MongoDB dropDatabase()/drop()/deleteMany({})/remove({})",
   "exec-env": "an environment variable that injects code (LD_PRELOAD, BASH_ENV, ...)",
+  "secret-to-network": "credentials, keys, a .env file or the environment flow into a program that sends them to another machine",
+  "history-disable": "the shell history is switched off (HISTFILE=/dev/null, unset HISTFILE, HISTSIZE=0, set +o history)",
   unanalysable: "part of the command cannot be analysed",
   "code-execution-tool": "a tool runs a program the model wrote (execute_code); the tool reports it through gate.checkAction, shell detection never does",
 };

@@ -82,3 +82,23 @@ export const SHELL_RC_PATTERNS: readonly RegExp[] = [
 
 /** Kernel files whose write halts or reboots the machine. */
 export const KERNEL_TRIGGER_PATTERNS: readonly RegExp[] = [/^\/proc\/sysrq-trigger$/, /^\/proc\/sys\/kernel\/sysrq$/];
+
+/** Environment files with an application's secrets (`.env`, `.env.local`), not their templates. */
+export const ENV_FILE_PATTERNS: readonly RegExp[] = [/(?:^|\/)\.env(?:\.(?!(?:example|sample|template|dist|defaults?|schema|tpl)$)[^/]+)?$/i];
+
+/** History files of shells and REPLs: wiping them hides what was done. */
+export const HISTORY_PATTERNS: readonly RegExp[] = [
+  /(?:^|\/)\.(?:bash_history|zsh_history|zhistory|sh_history|ksh_history|history|python_history|node_repl_history|psql_history|mysql_history|sqlite_history|lesshst|irb_history|rediscli_history|mongosh_history)$/,
+  /(?:^|\/)\.local\/share\/fish\/fish_history$/,
+];
+
+/**
+ * Where a path only known when it runs is still confined: scratch directories, and the
+ * variables that name them or the working directory. Anything else computed may be a
+ * protected file (path class `unbounded`).
+ */
+export const SCRATCH_PREFIXES: readonly string[] = ["/tmp/", "/var/tmp/", "/dev/shm/", "/private/tmp/"];
+export const CONFINED_VARIABLES: readonly RegExp[] = [/^\$\{?(?:TMPDIR|TMP|TEMP|PWD|RUNNER_TEMP)(?:[:?=-][^}]*)?\}?\//, /^\$\(\s*(?:pwd|mktemp(?:\s+[^)]*)?)\s*\)\//];
+
+/** Credential files whose content is not secret (public keys, host keys of others). */
+export const PUBLIC_CREDENTIAL_PATTERNS: readonly RegExp[] = [/\.pub$/, /(?:^|\/)known_hosts2?(?:\.old)?$/, /(?:^|\/)authorized_keys2?$/];

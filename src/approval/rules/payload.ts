@@ -95,6 +95,11 @@ export const PAYLOAD_CALLS: readonly PayloadCall[] = [
 
   // PHP
   { languages: ["php"], callee: /(?<![\w$>:])(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec)\s*(?=\()/g, use: { kind: "exec" } },
+  // R
+  { languages: ["r"], callee: /(?<![\w.])(?:system|shell)\s*(?=\()/g, use: { kind: "shell" } },
+  { languages: ["r"], callee: /(?<![\w.])system2\s*(?=\()/g, use: { kind: "exec" } },
+  { languages: ["r"], callee: /(?<![\w.])unlink\s*(?=\()/g, use: { kind: "command", argv: ["rm", "-r", "{0}"], when: { arg: 1, pattern: /recursive\s*=\s*(?:TRUE|T)\b/ } } },
+  { languages: ["r"], callee: /(?<![\w.])(?:unlink|file\.remove)\s*(?=\()/g, use: { kind: "command", argv: ["rm", "{0}"] } },
   { languages: ["php"], callee: /(?<![\w$>:])(?:unlink|rmdir)\s*(?=\()/g, use: { kind: "command", argv: ["rm", "{0}"] } },
   { languages: ["php"], callee: /(?<![\w$>:])file_put_contents\s*(?=\()/g, use: { kind: "command", argv: ["tee", "{0}"] } },
   { languages: ["php"], callee: /(?<![\w$>:])fopen\s*(?=\()/g, use: { kind: "command", argv: ["tee", "{0}"], when: { arg: 1, pattern: /^[waxc]/ } } },

@@ -13,10 +13,10 @@ export const SHELLS: ReadonlySet<string> = new Set([
 /** `source FILE` / `. FILE`: run a file in the current shell. */
 export const SOURCE_COMMANDS: ReadonlySet<string> = new Set(["source", "."]);
 
-export type PayloadLanguage = "python" | "javascript" | "perl" | "ruby" | "php" | "lua";
+export type PayloadLanguage = "python" | "javascript" | "perl" | "ruby" | "php" | "lua" | "r" | "tcl" | "powershell" | "cmd" | "applescript";
 
 export interface InterpreterSpec {
-  /** The payload language whose calls are inspected (payload.ts); `null`: only the structure is checked. */
+  /** The payload language whose calls are inspected (payload.ts, foreign-code.ts); `null`: code in it is unanalysable. */
   language: PayloadLanguage | null;
   /** Canonical options whose values are program text (`python -c`, `node -e`, `perl -e`). */
   codeOptions: readonly string[];
@@ -38,11 +38,20 @@ export const INTERPRETERS: Readonly<Record<string, InterpreterSpec>> = {
   php: { language: "php", codeOptions: ["-r", "-B", "-R", "-E"] },
   lua: { language: "lua", codeOptions: ["-e"] },
   luajit: { language: "lua", codeOptions: ["-e"] },
-  Rscript: { language: null, codeOptions: ["-e"] },
-  tclsh: { language: null, codeOptions: [] },
-  pwsh: { language: null, codeOptions: ["-c"] },
-  powershell: { language: null, codeOptions: ["-c"] },
-  osascript: { language: null, codeOptions: ["-e"] },
+  Rscript: { language: "r", codeOptions: ["-e"] },
+  R: { language: "r", codeOptions: ["-e"] },
+  tclsh: { language: "tcl", codeOptions: [] },
+  wish: { language: "tcl", codeOptions: [] },
+  expect: { language: "tcl", codeOptions: ["-c"] },
+  pwsh: { language: "powershell", codeOptions: ["-c"] },
+  powershell: { language: "powershell", codeOptions: ["-c"] },
+  "powershell.exe": { language: "powershell", codeOptions: ["-c"] },
+  "pwsh.exe": { language: "powershell", codeOptions: ["-c"] },
+  osascript: { language: "applescript", codeOptions: ["-e"] },
+  julia: { language: null, codeOptions: ["-e", "-E"] },
+  jshell: { language: null, codeOptions: [] },
+  guile: { language: null, codeOptions: ["-c"] },
+  sbcl: { language: null, codeOptions: ["--eval"] },
 };
 
 /** Programs whose output comes from the network. */
@@ -128,6 +137,8 @@ export interface WriterSpec {
   option?: string | readonly string[];
   /** Only when this canonical option is present (`sed -i`). */
   when?: string;
+  /** Not when one of these canonical options is present (`ssh-keygen -l` only reads). */
+  unless?: readonly string[];
   /** At least this many operands for `last` (a lone `cp x` writes nothing). */
   minOperands?: number;
 }
@@ -155,7 +166,24 @@ export const FILE_WRITERS: Readonly<Record<string, WriterSpec>> = {
   srm: { operands: "all" },
   sudoedit: { operands: "all" },
   chattr: { operands: "all" },
-  "ssh-keygen": { operands: "none", option: "-f" },
+  "ssh-keygen": { operands: "none", option: "-f", unless: ["-l", "-y", "-F", "-B", "-D"] },
+  // Editors given a file edit it (scripted with -c/-s/heredocs, or interactively).
+  ed: { operands: "all" },
+  red: { operands: "all" },
+  ex: { operands: "all" },
+  vim: { operands: "all" },
+  vi: { operands: "all" },
+  nvim: { operands: "all" },
+  nano: { operands: "all" },
+  emacs: { operands: "all" },
+  pico: { operands: "all" },
+  micro: { operands: "all" },
+  patch: { operands: "all", option: "-o" },
+  touch: { operands: "all" },
+  tar: { operands: "none", option: "-C", when: "-x" },
+  gtar: { operands: "none", option: "-C", when: "-x" },
+  bsdtar: { operands: "none", option: "-C", when: "-x" },
+  unzip: { operands: "none", option: "-d" },
   gpg: { operands: "none", option: "-o" },
   find: { operands: "none", option: ["-fprint", "-fprint0", "-fprintf", "-fls"] },
   openssl: { operands: "none", option: "-out" },

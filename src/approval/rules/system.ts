@@ -43,9 +43,49 @@ export const SYSTEM_RULES: readonly Rule[] = [
       { kind: "command", programs: ["service", "rc-service"], operands: [{ which: 1, equals: ["stop", "disable", "zap"] }] },
       { kind: "command", programs: ["launchctl"], subcommands: ["unload|bootout|remove|disable|kill"] },
       { kind: "command", programs: ["sv"], operands: [{ which: "first", equals: ["stop", "down", "kill", "force-stop", "exit"] }] },
+      { kind: "command", programs: ["supervisorctl"], operands: [{ which: "first", equals: ["stop", "shutdown", "remove"] }] },
+      { kind: "command", programs: ["pm2"], operands: [{ which: "first", equals: ["stop", "delete", "del", "kill"] }] },
       { kind: "command", programs: ["update-rc.d"], operands: [{ which: "any", equals: ["remove", "disable"] }] },
       { kind: "command", programs: ["chkconfig"], operands: [{ which: "last", equals: ["off"] }] },
       { kind: "command", programs: ["init", "telinit"], operands: [{ which: "first", equals: ["1", "s", "S", "single"] }] },
+    ],
+  },
+  {
+    id: "service-restart",
+    description: "Restarts a system service, interrupting whatever it serves.",
+    category: "service_control",
+    hardline: false,
+    match: [
+      { kind: "command", programs: ["systemctl"], operands: [{ which: "first", equals: ["restart", "reload-or-restart", "condrestart", "force-reload"] }] },
+      { kind: "command", programs: ["service", "rc-service"], operands: [{ which: 1, equals: ["restart", "force-reload", "condrestart", "try-restart", "force-restart"] }] },
+      { kind: "command", programs: ["launchctl"], subcommands: ["kickstart"], anyOptions: ["-k"] },
+      { kind: "command", programs: ["sv"], operands: [{ which: "first", equals: ["restart", "force-restart"] }] },
+      { kind: "command", programs: ["supervisorctl"], operands: [{ which: "first", equals: ["restart", "reload"] }] },
+      { kind: "command", programs: ["pm2"], operands: [{ which: "first", equals: ["restart", "reload"] }] },
+    ],
+  },
+  {
+    id: "container-stop",
+    description: "Stops, kills or restarts running containers (docker stop/kill/restart, docker rm -f, docker compose down/stop).",
+    category: "service_control",
+    hardline: false,
+    match: [
+      { kind: "command", programs: ["docker", "podman", "nerdctl"], subcommands: ["stop|kill|restart|pause"], noOptions: ["--help"] },
+      { kind: "command", programs: ["docker", "podman", "nerdctl"], subcommands: ["container", "stop|kill|restart|pause"], noOptions: ["--help"] },
+      { kind: "command", programs: ["docker", "podman", "nerdctl"], subcommands: ["rm|container"], anyOptions: ["-f"] },
+      { kind: "command", programs: ["docker", "podman"], subcommands: ["compose", "down|stop|kill|restart|pause"], noOptions: ["--help", "--dry-run"] },
+      { kind: "command", programs: ["docker-compose", "podman-compose"], subcommands: ["down|stop|kill|restart|pause"], noOptions: ["--help", "--dry-run"] },
+      { kind: "command", programs: ["docker", "podman"], subcommands: ["compose", "rm"], anyOptions: ["-s", "-f"] },
+    ],
+  },
+  {
+    id: "crontab-change",
+    description: "Removes or replaces the user's crontab (crontab -r, crontab FILE).",
+    category: "service_control",
+    hardline: false,
+    match: [
+      { kind: "command", programs: ["crontab"], anyOptions: ["-r"] },
+      { kind: "command", programs: ["crontab"], noOptions: ["-l", "-e", "-r", "--help"], minOperands: 1 },
     ],
   },
   {
@@ -66,6 +106,11 @@ export const SYSTEM_RULES: readonly Rule[] = [
     match: [
       { kind: "command", programs: ["pkill", "killall", "skill", "slay"], noOptions: ["-l", "--list", "-V", "--version", "--help"] },
       { kind: "command", programs: ["kill"], operands: [{ pattern: /^(?:-\d+|0|1)$/ }] },
+      // `kill $(pgrep x)`, `… | xargs kill`: targets only known when it runs (`$!`, the job just started, is known).
+      { kind: "command", programs: ["kill"], operands: [{ classes: ["dynamic"], unless: /^\$\{?!\}?$/ }], noOptionValues: [{ option: "-s", equals: ["0"] }] },
+      { kind: "command", programs: ["fuser"], anyOptions: ["-k"] },
+      { kind: "command", programs: ["kill-port", "fkill"], minOperands: 1 },
+      { kind: "command", programs: ["taskkill"], operands: [{ pattern: /^\/(?:IM|F|T)$/i }] },
     ],
   },
   {

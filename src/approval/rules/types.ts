@@ -28,8 +28,18 @@ export type PathClass =
   | "shell-rc"
   /** Kernel trigger files whose write reboots or halts the machine (`/proc/sysrq-trigger`). */
   | "kernel-trigger"
+  /** Environment files that hold an application's secrets: `.env`, `.env.local`, `.env.production` (not `.env.example`). */
+  | "env-file"
+  /** Shell and REPL history files: `.bash_history`, `.zsh_history`, `.python_history`, … */
+  | "history"
   /** Not known without running something (`$DIR`, `$(pwd)`, input appended by `xargs`). */
-  | "dynamic";
+  | "dynamic"
+  /**
+   * Not known without running something, and not confined to scratch space or the project
+   * (`"$F"`, `$(…)/x`, `/dev/$D`, `~/$X`): it could be a device, a system file, a credential
+   * or a shell start-up file. `/tmp/$X`, `$TMPDIR/x`, `build/$name` are `dynamic` only.
+   */
+  | "unbounded";
 
 /** A test on an operand or an option value. Every given field must hold. */
 export interface ValueTest {
@@ -73,6 +83,8 @@ export interface CommandMatcher {
   operands?: readonly OperandTest[];
   /** Option value tests that must all hold (an option given several times: any value). */
   optionValues?: readonly OptionValueTest[];
+  /** Option value tests none of which may hold (`kill -s 0` only probes). */
+  noOptionValues?: readonly OptionValueTest[];
   /** Operand count bounds (after subcommands). */
   minOperands?: number;
   maxOperands?: number;

@@ -10,6 +10,11 @@
  */
 import type { Rule } from "./types.js";
 
+/** Cloud and hosting CLIs whose delete/destroy subcommands take resources down. */
+const CLOUD_CLIS = ["doctl", "heroku", "fly", "flyctl", "vercel", "netlify", "firebase", "railway", "render", "linode-cli", "hcloud", "scw", "ibmcloud", "oci", "vultr-cli", "upctl", "exo", "civo", "koyeb"];
+/** Their words for it: `delete`, `destroy`, `apps:destroy`, `sites:delete`, `functions:delete`, `remove`, `rm`. */
+const CLOUD_DELETE_WORD = /^(?:delete|destroy|remove|rm|[a-z-]+:(?:destroy|delete|remove|rm))$/;
+
 export const VCS_INFRA_RULES: readonly Rule[] = [
   {
     id: "git-force-push",
@@ -84,6 +89,7 @@ export const VCS_INFRA_RULES: readonly Rule[] = [
     description: "Removes containers together with their volumes, or prunes all unused images and volumes (compose down -v, system prune -a, volume prune/rm).",
     category: "infrastructure_teardown",
     hardline: false,
+    overrides: ["container-stop"],
     match: [
       { kind: "command", programs: ["docker", "podman"], subcommands: ["compose", "down"], anyOptions: ["-v", "--rmi"] },
       { kind: "command", programs: ["docker-compose", "podman-compose"], subcommands: ["down"], anyOptions: ["-v", "--rmi"] },
@@ -128,6 +134,27 @@ export const VCS_INFRA_RULES: readonly Rule[] = [
       { kind: "command", programs: ["aws"], anyOptions: ["--recursive"], operands: [{ which: 0, equals: ["s3"] }, { which: 1, equals: ["rm"] }] },
       { kind: "command", programs: ["gcloud", "az"], operands: [{ equals: ["delete"] }] },
       { kind: "command", programs: ["gsutil"], operands: [{ which: 0, equals: ["rm", "rb"] }] },
+      { kind: "command", programs: ["gcloud", "gsutil"], operands: [{ which: 0, equals: ["storage"] }, { which: 1, equals: ["rm"] }] },
+      { kind: "command", programs: ["s3cmd"], operands: [{ which: 0, equals: ["del", "rm", "rb"] }] },
+      { kind: "command", programs: ["rclone"], operands: [{ which: 0, equals: ["purge", "delete", "rmdirs", "deletefile"] }], noOptions: ["--dry-run", "-n"] },
+      { kind: "command", programs: CLOUD_CLIS, operands: [{ pattern: CLOUD_DELETE_WORD }] },
+      { kind: "command", programs: ["gh", "glab"], operands: [{ which: 1, equals: ["delete", "del"] }] },
+    ],
+  },
+  {
+    id: "scale-to-zero",
+    description: "Scales a deployment or service down to zero instances, taking it offline.",
+    category: "infrastructure_teardown",
+    hardline: false,
+    match: [
+      { kind: "command", programs: ["kubectl", "oc"], subcommands: ["scale"], optionValues: [{ option: "--replicas", equals: ["0"] }] },
+      { kind: "command", programs: ["aws"], optionValues: [{ option: "--desired-count", equals: ["0"] }] },
+      { kind: "command", programs: ["aws"], optionValues: [{ option: "--desired-capacity", equals: ["0"] }] },
+      { kind: "command", programs: ["aws"], optionValues: [{ option: "--max-size", equals: ["0"] }] },
+      { kind: "command", programs: ["heroku"], operands: [{ which: 0, equals: ["ps:scale"] }, { pattern: /=0$/ }] },
+      { kind: "command", programs: ["docker"], subcommands: ["service"], operands: [{ which: 0, equals: ["scale"] }, { pattern: /=0$/ }] },
+      { kind: "command", programs: ["fly", "flyctl"], operands: [{ which: 0, equals: ["scale"] }, { which: 1, equals: ["count"] }, { which: 2, equals: ["0"] }] },
+      { kind: "command", programs: ["gcloud"], optionValues: [{ option: "--max-instances", equals: ["0"] }] },
     ],
   },
 ];
