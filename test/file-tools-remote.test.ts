@@ -317,6 +317,23 @@ function fileToolSuite(name: string, backend: () => Backend, testTimeoutMs: numb
     );
 
     it(
+      "redacts secrets in what read_file and search_files return, a key's body out of its BEGIN line's view included",
+      async () => {
+        const body = ["MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun", "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK", "LxoS2tFczGkPLPgizskuemMghRniWaoLcyehkd3qqGElvW/VDL5AaWTg0nLVkjRo"];
+        const path = `${dir}/secrets.env`;
+        const content = ["API_KEY=sk-proj-abcdefghijklmnopqrstuv123456", "-----BEGIN RSA PRIVATE KEY-----", ...body, "-----END RSA PRIVATE KEY-----", "after = 1", ""].join("\n");
+        await call(writeFile, { path, content });
+        const window = await call(readFile, { path, offset: 3, limit: 5 });
+        expect(window.content).toBe("     3\t[REDACTED]\n     4\t[REDACTED]\n     5\t[REDACTED]\n     6\t[REDACTED]\n     7\tafter = 1");
+        for (const handler of [search, searchFallback]) {
+          const hit = await call(handler, { path, pattern: "ozMxH2Mo|API_KEY" });
+          expect(hit.files[0].lines).toEqual([{ line: 1, text: "API_KEY=[REDACTED]" }, { line: 3, text: "[REDACTED]" }]);
+        }
+      },
+      testTimeoutMs,
+    );
+
+    it(
       "passes writes through the approval gate with the environment's isolation",
       async () => {
         const seen: Array<{ command: string; options: CheckOptions; decision: GateDecision }> = [];

@@ -83,15 +83,23 @@ function changesOf(oldText: string, edits: readonly Edit[]): Change[] {
   }).filter((c) => c.oldLines.length > 0 || c.newLines.length > 0);
 }
 
-function render(prefix: string, line: string, out: string[]): void {
+/** A line without its terminator and `\r`. */
+function bare(line: string): string {
   const text = line.endsWith("\n") ? line.slice(0, -1) : line;
-  out.push(prefix + (text.endsWith("\r") ? text.slice(0, -1) : text));
-  if (!line.endsWith("\n")) out.push("\\ No newline at end of file");
+  return text.endsWith("\r") ? text.slice(0, -1) : text;
 }
+
+/**
+ * What a hunk shows of one side of the change: `lines` are consecutive lines
+ * of the old or the new file starting at 0-based line `first`; return them as
+ * they may be shown (one for one), e.g. with secrets redacted.
+ */
+export type ShowLines = (side: "old" | "new", first: number, lines: string[]) => string[];
 
 export interface DiffOptions {
   context?: number;
   maxChars?: number;
+  show?: ShowLines;
 }
 
 /** The unified diff between `oldText` and the result of applying `edits` to it (non-overlapping edits). */
@@ -118,23 +126,35 @@ export function unifiedDiff(oldText: string, edits: readonly Edit[], path: strin
     const last = hunk[hunk.length - 1]!;
     const from = Math.max(0, first.oldStart - context);
     const to = Math.min(oldAll.length, last.oldStart + last.oldLines.length + context);
-    const body: string[] = [];
-    let oldCount = 0;
-    let newCount = 0;
+    // The hunk's lines in order; context and removed lines belong to the old side, context and added lines to the new.
+    const rows: Array<{ prefix: " " | "-" | "+"; line: string; side: "old" | "new"; at: number }> = [];
+    const oldSide: string[] = [];
+    const newSide: string[] = [];
+    const push = (prefix: " " | "-" | "+", line: string) => {
+      const side = prefix === "+" ? "new" : "old";
+      rows.push({ prefix, line, side, at: side === "new" ? newSide.length : oldSide.length });
+      if (prefix !== "+") oldSide.push(bare(line));
+      if (prefix !== "-") newSide.push(bare(line));
+    };
     let line = from;
     const newFrom = from + delta;
     for (const change of hunk) {
-      for (; line < change.oldStart; line++, oldCount++, newCount++) render(" ", oldAll[line]!, body);
-      for (const l of change.oldLines) render("-", l, body);
-      for (const l of change.newLines) render("+", l, body);
-      oldCount += change.oldLines.length;
-      newCount += change.newLines.length;
+      for (; line < change.oldStart; line++) push(" ", oldAll[line]!);
+      for (const l of change.oldLines) push("-", l);
+      for (const l of change.newLines) push("+", l);
       line += change.oldLines.length;
       delta += change.newLines.length - change.oldLines.length;
     }
-    for (; line < to; line++, oldCount++, newCount++) render(" ", oldAll[line]!, body);
+    for (; line < to; line++) push(" ", oldAll[line]!);
+    const shownOld = options.show ? options.show("old", from, oldSide) : oldSide;
+    const shownNew = options.show ? options.show("new", newFrom, newSide) : newSide;
+    const body: string[] = [];
+    for (const row of rows) {
+      body.push(row.prefix + (row.side === "new" ? shownNew[row.at] : shownOld[row.at]));
+      if (!row.line.endsWith("\n")) body.push("\\ No newline at end of file");
+    }
     const range = (start: number, count: number) => `${count === 0 ? start : start + 1}${count === 1 ? "" : `,${count}`}`;
-    out.push(`@@ -${range(from, oldCount)} +${range(newFrom, newCount)} @@`, ...body);
+    out.push(`@@ -${range(from, oldSide.length)} +${range(newFrom, newSide.length)} @@`, ...body);
   }
   const text = out.join("\n");
   if (text.length <= maxChars) return text;

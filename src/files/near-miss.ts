@@ -62,8 +62,8 @@ function indentDescription(line: string): string {
 
 const quoteLine = (line: string): string => JSON.stringify(line.length > 160 ? `${line.slice(0, 160)}…` : line);
 
-/** How one line of the file differs from the corresponding line of old_string. */
-function lineDifference(fileLine: string, oldLine: string): string {
+/** How one line of the file differs from the corresponding line of old_string; `shown` is the file line as it may be quoted. */
+function lineDifference(fileLine: string, oldLine: string, shown: string): string {
   if (fileLine.trim() === oldLine.trim()) {
     const sameIndent = /^\s*/.exec(fileLine)![0] === /^\s*/.exec(oldLine)![0];
     const sameTrailing = /\s*$/.exec(fileLine)![0] === /\s*$/.exec(oldLine)![0];
@@ -71,14 +71,14 @@ function lineDifference(fileLine: string, oldLine: string): string {
       return `indentation differs: the file has ${indentDescription(fileLine)}, old_string has ${indentDescription(oldLine)}`;
     }
     if (sameIndent) return "trailing whitespace differs";
-    return `indentation and trailing whitespace differ: file ${quoteLine(fileLine)}, old_string ${quoteLine(oldLine)}`;
+    return `indentation and trailing whitespace differ: file ${quoteLine(shown)}, old_string ${quoteLine(oldLine)}`;
   }
-  if (normalize(fileLine) === normalize(oldLine)) return `whitespace inside the line differs: file ${quoteLine(fileLine)}, old_string ${quoteLine(oldLine)}`;
+  if (normalize(fileLine) === normalize(oldLine)) return `whitespace inside the line differs: file ${quoteLine(shown)}, old_string ${quoteLine(oldLine)}`;
   if (asciiLookalikes(fileLine) === asciiLookalikes(oldLine)) {
-    return `typographic characters differ (quotes, dashes or special spaces): file ${quoteLine(fileLine)}, old_string ${quoteLine(oldLine)}`;
+    return `typographic characters differ (quotes, dashes or special spaces): file ${quoteLine(shown)}, old_string ${quoteLine(oldLine)}`;
   }
-  if (fileLine.toLowerCase() === oldLine.toLowerCase()) return `letter case differs: file ${quoteLine(fileLine)}, old_string ${quoteLine(oldLine)}`;
-  return `file ${quoteLine(fileLine)}, old_string ${quoteLine(oldLine)}`;
+  if (fileLine.toLowerCase() === oldLine.toLowerCase()) return `letter case differs: file ${quoteLine(shown)}, old_string ${quoteLine(oldLine)}`;
+  return `file ${quoteLine(shown)}, old_string ${quoteLine(oldLine)}`;
 }
 
 interface Region {
@@ -188,6 +188,11 @@ function exactHints(oldString: string, occurs: (candidate: string) => boolean): 
     const unescaped = oldString.replace(/\\n/g, "\n").replace(/\\t/g, "\t");
     if (occurs(unescaped)) hints.push("old_string contains the two characters \\n where the file has a line break: use real line breaks in old_string.");
   }
+  if (oldString.includes("[REDACTED]")) {
+    hints.push(
+      "old_string contains [REDACTED], which read_file and search_files show in place of secrets: the file has the real value there. Make old_string a part of the text without the secret, or use the terminal tool for that line.",
+    );
+  }
   const ascii = asciiLookalikes(oldString);
   if (ascii !== oldString && occurs(ascii)) {
     hints.push("old_string uses typographic quotes, dashes or special spaces where the file has plain ASCII ones; with ASCII characters it is found.");
@@ -195,8 +200,13 @@ function exactHints(oldString: string, occurs: (candidate: string) => boolean): 
   return hints;
 }
 
+export interface NearMissOptions {
+  /** A file line (0-based index) as it may be quoted, e.g. with secrets redacted. Default: as it is. */
+  quoteLine?: (index: number, line: string) => string;
+}
+
 /** The message for an `old_string` that occurs nowhere in `text` (a file's content). */
-export function nearMissMessage(text: string, oldString: string, path: string): string {
+export function nearMissMessage(text: string, oldString: string, path: string, options: NearMissOptions = {}): string {
   const fileLines = splitLines(text);
   const oldLines = splitLines(oldString);
   const parts = [`old_string was not found in ${path}.`];
@@ -220,7 +230,8 @@ export function nearMissMessage(text: string, oldString: string, path: string): 
       continue;
     }
     if (fileLine === oldLines[j]) continue;
-    differences.push(`  line ${best.start + j + 1}: ${lineDifference(fileLine, oldLines[j]!)}`);
+    const shown = options.quoteLine ? options.quoteLine(best.start + j, fileLine) : fileLine;
+    differences.push(`  line ${best.start + j + 1}: ${lineDifference(fileLine, oldLines[j]!, shown)}`);
   }
   if (differences.length === 0) differences.push("  (the lines are equal; old_string differs in its line breaks or at its start or end)");
   const shown = differences.slice(0, 8);

@@ -10,7 +10,8 @@
 
 import type { Environment } from "../environments/types.js";
 import type { WriteApproval } from "./approval.js";
-import { unifiedDiff } from "./diff.js";
+import { textLineRedactor } from "../redaction/tool-output.js";
+import { unifiedDiff, type ShowLines } from "./diff.js";
 import { readWholeText } from "./read.js";
 import { planReplacement } from "./replace.js";
 import { checkFileName, pathsToApprove, writeLocation } from "./location.js";
@@ -18,6 +19,8 @@ import { notWritableError, writeBytes } from "./write.js";
 
 export interface PatchOptions {
   approve: WriteApproval;
+  /** Replace secrets in the diff and in quoted file lines with `[REDACTED]` (src/redaction/tool-output.ts). */
+  redact?: boolean;
   chunkChars?: number;
   signal?: AbortSignal;
   timeoutMs?: number;
@@ -41,7 +44,10 @@ export async function patchFile(
 ): Promise<PatchResult> {
   checkFileName(rawPath);
   const file = await readWholeText(env, rawPath, { signal: options.signal, timeoutMs: options.timeoutMs });
-  const plan = planReplacement(file.text, oldString, newString, replaceAll, file.path);
+  const oldShown = options.redact ? textLineRedactor(file.text) : undefined;
+  const plan = planReplacement(file.text, oldString, newString, replaceAll, file.path, {
+    quoteLine: oldShown && ((i, line) => oldShown(i, [line])[0]!),
+  });
   const problem = notWritableError(file.described);
   if (problem) throw problem;
   // The location the read resolved (and read from) is the one approved and written.
@@ -57,6 +63,11 @@ export async function patchFile(
     path: file.path,
     replacements: plan.edits.length,
     lines: plan.lines,
-    diff: unifiedDiff(file.text, plan.edits, file.path),
+    diff: unifiedDiff(file.text, plan.edits, file.path, { show: oldShown && showRedacted(oldShown, textLineRedactor(plan.text)) }),
   };
+}
+
+/** The diff's lines as the model may see them: each side redacted against its whole file. */
+function showRedacted(oldShown: (first: number, lines: string[]) => string[], newShown: (first: number, lines: string[]) => string[]): ShowLines {
+  return (side, first, lines) => (side === "old" ? oldShown : newShown)(first, lines);
 }

@@ -17,11 +17,13 @@
 import { createHash } from "node:crypto";
 
 import type { Environment } from "../environments/types.js";
+import { REDACTED } from "../redaction/redact.js";
 import { groupDigits } from "../util/format.js";
 import { decodeUtf8, formatBytes, hasNul, lineEndings, notTextMessage, trimPartialUtf8 } from "./content.js";
 import { FileToolError } from "./errors.js";
 import { DEFAULT_COMMAND_TIMEOUT_MS, MAX_CONTENT_CHARS, MAX_LINE_CHARS, MAX_PATCH_BYTES, WINDOW_BYTES } from "./limits.js";
 import { normalizeAbsolute } from "./paths.js";
+import { redactShownRuns } from "./redact-lines.js";
 import { commonScriptError, described, READ_SCRIPT, runFileScript, type Described } from "./scripts.js";
 import { listingNames, notAFileError } from "./targets.js";
 
@@ -31,6 +33,8 @@ export interface ReadWindowOptions {
   offset: number;
   /** Lines wanted. */
   limit: number;
+  /** Replace secrets with `[REDACTED]` (src/redaction/tool-output.ts), line for line. */
+  redact?: boolean;
   signal?: AbortSignal;
   timeoutMs?: number;
 }
@@ -47,6 +51,8 @@ export interface ReadWindowResult {
   truncated: boolean;
   next_offset?: number;
   line_endings?: "crlf" | "mixed";
+  /** Lines of the window in which secrets were replaced by `[REDACTED]`. */
+  redacted_lines?: number;
   note?: string;
 }
 
@@ -122,15 +128,18 @@ export async function readWindow(env: Environment, rawPath: string, options: Rea
   const text = decodeUtf8(bytes);
   if (text === undefined) throw new FileToolError("unsupported_content", notTextMessage(path, d.size, magic, "utf8"));
 
-  const lines = text.split("\n");
+  let lines = text.split("\n");
   if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
   const endings = lineEndings(text);
+  lines = lines.slice(0, options.limit).map((line) => (line.endsWith("\r") ? line.slice(0, -1) : line));
+  // Redacted before lines are cut, so a cut never leaves half a secret unrecognised.
+  const original = lines;
+  if (options.redact) lines = (await redactShownRuns(env, [{ path: d.path, first: options.offset, lines }], options)).runs[0]!.lines;
   const numbered: string[] = [];
   let chars = 0;
   let cutLines = 0;
-  for (let i = 0; i < lines.length && i < options.limit; i++) {
+  for (let i = 0; i < lines.length; i++) {
     let line = lines[i]!;
-    if (line.endsWith("\r")) line = line.slice(0, -1);
     if (line.length > MAX_LINE_CHARS) {
       line = `${line.slice(0, MAX_LINE_CHARS)} … [line cut: ${line.length - MAX_LINE_CHARS} more characters]`;
       cutLines++;
@@ -142,6 +151,8 @@ export async function readWindow(env: Environment, rawPath: string, options: Rea
   }
   // A single line longer than the whole window: it was cut by bytes, not shown whole.
   if (cutByBytes && lines.length === 1 && cutLines === 0) cutLines = 1;
+  let redacted = 0;
+  for (let i = 0; i < numbered.length; i++) if (lines[i] !== original[i]) redacted++;
 
   const startLine = options.offset;
   const endLine = options.offset + numbered.length - 1;
@@ -161,6 +172,12 @@ export async function readWindow(env: Environment, rawPath: string, options: Rea
     notes.push(`Showing lines ${startLine}-${endLine} of ${totalLines}${why}; call read_file with offset=${endLine + 1} to continue.`);
   }
   if (cutLines > 0) notes.push(`${cutLines} line${cutLines === 1 ? " was" : "s were"} longer than ${MAX_LINE_CHARS} characters and cut; use the terminal tool (cut, fold, jq) to see more.`);
+  if (redacted > 0) {
+    result.redacted_lines = redacted;
+    notes.push(
+      `Secrets on ${redacted} line${redacted === 1 ? "" : "s"} are shown as ${REDACTED} (the file has the real values there; do not copy ${REDACTED} into patch's old_string).`,
+    );
+  }
   if (endings !== "lf") {
     result.line_endings = endings;
     notes.push(`The file uses ${endings === "crlf" ? "CRLF" : "mixed LF and CRLF"} line endings; the \\r before each line break is not shown (patch keeps the file's line endings).`);

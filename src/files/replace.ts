@@ -13,7 +13,7 @@
 import { lineEndings } from "./content.js";
 import type { Edit } from "./diff.js";
 import { FileToolError } from "./errors.js";
-import { nearMissMessage } from "./near-miss.js";
+import { nearMissMessage, type NearMissOptions } from "./near-miss.js";
 
 export interface ReplacementPlan {
   /** The new content. */
@@ -50,7 +50,7 @@ function lineNumbers(text: string, offsets: readonly number[]): number[] {
 const toCrlf = (s: string) => s.replace(/\r?\n/g, "\r\n");
 
 /** Plans replacing `oldString` with `newString` in `text` (the content of `path`). Throws `FileToolError` for the model. */
-export function planReplacement(text: string, oldString: string, newString: string, replaceAll: boolean, path: string): ReplacementPlan {
+export function planReplacement(text: string, oldString: string, newString: string, replaceAll: boolean, path: string, options: NearMissOptions = {}): ReplacementPlan {
   if (oldString === "") {
     throw new FileToolError("invalid_args", "old_string must not be empty. To create a file or replace all of its content, use write_file.");
   }
@@ -78,5 +78,5 @@ export function planReplacement(text: string, oldString: string, newString: stri
     const edits = found.map((start) => ({ start, end: start + needle.length, replacement }));
     return { text: text.split(needle).join(replacement), edits, lines };
   }
-  throw new FileToolError("no_match", nearMissMessage(text, oldString, path));
+  throw new FileToolError("no_match", nearMissMessage(text, oldString, path, options));
 }

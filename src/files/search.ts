@@ -25,6 +25,7 @@ import type { Environment } from "../environments/types.js";
 import { FileToolError } from "./errors.js";
 import { DEFAULT_COMMAND_TIMEOUT_MS, MAX_MATCH_LINE_CHARS } from "./limits.js";
 import { displayPath, normalizeAbsolute } from "./paths.js";
+import { redactShownRuns, type ShownRun } from "./redact-lines.js";
 import { commonScriptError, described, runFileScript } from "./scripts.js";
 import { checkRegex, nameGlobs, regexForGrep } from "./search-pattern.js";
 import { listingNames, notAFileError } from "./targets.js";
@@ -123,6 +124,8 @@ export interface SearchOptions {
   context: number;
   maxResults: number;
   engine?: SearchEngineChoice;
+  /** Replace secrets in the lines shown with `[REDACTED]` (src/redaction/tool-output.ts). */
+  redact?: boolean;
   signal?: AbortSignal;
   timeoutMs?: number;
 }
@@ -140,6 +143,8 @@ export interface ContentSearchResult {
   files: Array<{ path: string; lines: SearchLine[] }>;
   match_count: number;
   truncated: boolean;
+  /** Lines shown in which secrets were replaced by `[REDACTED]`. */
+  redacted_lines?: number;
   note?: string;
   warnings?: string;
 }
@@ -205,6 +210,20 @@ function warningsOf(text: string | undefined): string | undefined {
   if (lines.length === 0) return undefined;
   const joined = lines.slice(0, 5).join("\n");
   return lines.length > 5 ? `${joined}\n… (${lines.length - 5} more)` : joined;
+}
+
+/** The lines with secrets redacted: each run of consecutive lines of a file as one text (redact-lines.ts). */
+async function redactHits(env: Environment, lines: RawLine[], options: SearchOptions): Promise<{ lines: RawLine[]; redacted: number }> {
+  const runs: Array<ShownRun & { from: number }> = [];
+  lines.forEach((l, i) => {
+    const run = runs[runs.length - 1];
+    if (run && run.path === l.path && run.first + run.lines.length === l.line) run.lines.push(l.text);
+    else runs.push({ path: l.path, first: l.line, lines: [l.text], from: i });
+  });
+  const shown = await redactShownRuns(env, runs, { signal: options.signal, timeoutMs: options.timeoutMs });
+  const out = lines.slice();
+  shown.runs.forEach((run, r) => run.lines.forEach((text, j) => (out[runs[r]!.from + j] = { ...out[runs[r]!.from + j]!, text })));
+  return { lines: out, redacted: shown.redacted };
 }
 
 /** Runs a search; throws `FileToolError` for the model. */
@@ -307,6 +326,8 @@ export async function searchFiles(env: Environment, options: SearchOptions): Pro
       kept.pop();
     }
   }
+  const redaction = options.redact ? await redactHits(env, kept, options) : undefined;
+  if (redaction) kept = redaction.lines;
   const files: ContentSearchResult["files"] = [];
   const byPath = new Map<string, SearchLine[]>();
   let matches = 0;
@@ -324,6 +345,7 @@ export async function searchFiles(env: Environment, options: SearchOptions): Pro
   }
   if (data.length >= BYTES_CAP) truncated = true;
   const result: ContentSearchResult = { engine: engine === "rg" ? "rg" : "grep", path: root, files, match_count: matches, truncated };
+  if (redaction && redaction.redacted > 0) result.redacted_lines = redaction.redacted;
   if (truncated) result.note = `Only the first ${matches} matches are shown; narrow the pattern, path or glob, or raise max_results.`;
   else if (matches === 0) result.note = "No matches.";
   if (warnings) result.warnings = warnings;

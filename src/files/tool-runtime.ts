@@ -17,6 +17,7 @@
 import type { Environment, EnvironmentProvider } from "../environments/types.js";
 import type { ToolContext } from "../registry/types.js";
 import type { WriteApproval, WriteGate } from "./approval.js";
+import type { RedactOutputOption } from "../redaction/tool-output.js";
 import { FileToolError } from "./errors.js";
 import { sessionIdOf, taskIdOf } from "../tools/call-scope.js";
 
@@ -28,6 +29,12 @@ export interface FileToolHandlerOptions {
   gate?: () => WriteGate | Promise<WriteGate>;
   /** Time limit of each command the tool runs in the environment, in milliseconds. Default 60,000. */
   commandTimeoutMs?: number;
+  /**
+   * read_file, search_files, patch: replace secrets in what the model is shown
+   * with `[REDACTED]` (src/redaction/tool-output.ts). Default: config
+   * `terminal.redact_output` (default true), read at each call.
+   */
+  redactOutput?: RedactOutputOption;
 }
 
 export function environmentSource(options: FileToolHandlerOptions): () => Promise<EnvironmentProvider> {

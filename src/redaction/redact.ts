@@ -1,9 +1,10 @@
 /**
  * `redactSecrets`: replaces credentials in free text (commands, log lines,
  * command output) with `[REDACTED]`. Shared by everything that hands text to a
- * model, a log or a file: the approval flow's logs and prompts, the terminal
- * tool's output, process receipts. Best effort and deliberately eager: a log
- * line losing a harmless `-pv` is better than one keeping a password.
+ * model, a log or a file: the approval flow's logs and prompts, every tool
+ * output the model reads (through tool-output.ts), process receipts. Best
+ * effort and deliberately eager: a log line losing a harmless `-pv` is better
+ * than one keeping a password.
  */
 
 export const REDACTED = "[REDACTED]";
@@ -67,11 +68,35 @@ const RULES: readonly { pattern: RegExp; replace: string | ((...groups: string[]
   { pattern: /((?:^|\s)-p)(?=[^\s-])(?!\[REDACTED\])("[^"\n]*"|'[^'\n]*'|\S+)/g, replace: (_m, head) => `${head}${REDACTED}` },
 ];
 
+export interface RedactOptions {
+  /**
+   * Keep the number of lines: a secret spanning lines (a private key block)
+   * becomes `[REDACTED]` on each line it covered, so line numbers around it
+   * stay right (read_file's window, search hits, a diff).
+   */
+  keepLines?: boolean;
+}
+
+const newlines = (text: string): number => {
+  let n = 0;
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) n++;
+  return n;
+};
+
 /** `text` with every credential this module recognises replaced by `[REDACTED]`. */
-export function redactSecrets(text: string): string {
+export function redactSecrets(text: string, options: RedactOptions = {}): string {
   let out = text;
   for (const rule of RULES) {
-    out = out.replace(rule.pattern, rule.replace as (substring: string, ...args: unknown[]) => string);
+    const replace = rule.replace as (substring: string, ...args: unknown[]) => string;
+    if (!options.keepLines) {
+      out = out.replace(rule.pattern, replace);
+      continue;
+    }
+    out = out.replace(rule.pattern, (matched: string, ...args: unknown[]) => {
+      const replacement = typeof rule.replace === "string" ? rule.replace : replace(matched, ...args);
+      const lost = newlines(matched) - newlines(replacement);
+      return lost > 0 ? replacement + `\n${REDACTED}`.repeat(lost) : replacement;
+    });
   }
   return out;
 }

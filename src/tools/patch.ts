@@ -23,6 +23,7 @@ import {
   writeTarget,
   type FileToolHandlerOptions,
 } from "../files/tool-runtime.js";
+import { redactionSwitch } from "../redaction/tool-output.js";
 
 export const PATCH_SCHEMA: FunctionSchema = {
   name: "patch",
@@ -30,7 +31,7 @@ export const PATCH_SCHEMA: FunctionSchema = {
     "Edit a file in this task's environment by replacing text: old_string must occur in the file exactly once — character for character, including indentation and whitespace — and is replaced by new_string. With replace_all set to true, every occurrence is replaced (there must be at least one).",
     "Copy old_string from read_file's output without the line-number prefixes, and include enough surrounding lines to make it unique. If it is not found, the error shows the most similar places with their line numbers and what differs (indentation, whitespace, quotes); if it occurs more than once, the error gives the line of each occurrence.",
     `In a file with CRLF line endings, line breaks in old_string and new_string stand for CRLF. The file is rewritten atomically, keeps its permissions, and is only written if nothing else changed it since it was read. Files over ${MAX_PATCH_BYTES / (1024 * 1024)} MiB are refused. Risky targets (system, credential and shell start-up files) need the user's approval like write_file; a refused edit comes back with "status": "blocked".`,
-    'Returns JSON: {"path", "replacements", "lines" (line of each replacement), "diff" (unified diff of the change), "error": null}, or {"error": "..."}.',
+    'Returns JSON: {"path", "replacements", "lines" (line of each replacement), "diff" (unified diff of the change, secrets shown as [REDACTED]), "error": null}, or {"error": "..."}.',
   ].join("\n\n"),
   parameters: {
     type: "object",
@@ -54,6 +55,7 @@ export interface PatchHandlerOptions extends FileToolHandlerOptions {
 export function createPatchHandler(options: PatchHandlerOptions = {}) {
   const environments = environmentSource(options);
   const gate = gateSource(options);
+  const redact = redactionSwitch(options.redactOutput);
   return function patch(args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
     return runToolBody("patch", async () => {
       const a = args ?? {};
@@ -64,6 +66,7 @@ export function createPatchHandler(options: PatchHandlerOptions = {}) {
       const [{ env, approve }, { patchFile }] = await Promise.all([writeTarget(environments, gate, ctx, "patch"), import("../files/patch.js")]);
       return patchFile(env, path, oldString, newString, replaceAll, {
         approve,
+        redact: redact(),
         chunkChars: options.chunkChars,
         signal: ctx?.signal,
         timeoutMs: options.commandTimeoutMs,

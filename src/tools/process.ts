@@ -11,9 +11,8 @@
  * Result: a JSON object string; `{"error": "...", "code": "not_found" | "invalid_state" | "invalid_arguments"}` on failure.
  */
 
-import { getConfig } from "../config/load-config.js";
 import type { ProcessInfo, ProcessRegistry } from "../process/process-registry.js";
-import { redactSecrets } from "../redaction/redact.js";
+import { redactionSwitch, redactText, type RedactOutputOption } from "../redaction/tool-output.js";
 import { registry } from "../registry/singleton.js";
 import { sessionIdOf } from "./call-scope.js";
 import type { FunctionSchema, ToolContext } from "../registry/types.js";
@@ -60,8 +59,8 @@ export const PROCESS_SCHEMA: FunctionSchema = {
 export interface ProcessHandlerOptions {
   /** The registry to act on. Default: the process-wide one (`getProcessRegistry()`). */
   processes?: () => ProcessRegistry | Promise<ProcessRegistry>;
-  /** Redact secrets in output. Default: config `terminal.redact_output` (default true). */
-  redactOutput?: boolean | (() => boolean);
+  /** Redact secrets in output (src/redaction/tool-output.ts). Default: config `terminal.redact_output` (default true). */
+  redactOutput?: RedactOutputOption;
 }
 
 class ArgumentError extends Error {}
@@ -103,21 +102,12 @@ function integerArg(args: Record<string, unknown>, name: string, min: number, ma
   return number;
 }
 
-function redactByConfig(): boolean {
-  try {
-    return getConfig().config.terminal.redactOutput !== false;
-  } catch {
-    return true;
-  }
-}
-
 export function createProcessHandler(options: ProcessHandlerOptions = {}) {
   const processes = options.processes ?? (async () => (await import("../process/default-registry.js")).getProcessRegistry());
-  const redactOption = options.redactOutput;
-  const redact = typeof redactOption === "function" ? redactOption : redactOption !== undefined ? () => redactOption : redactByConfig;
+  const redact = redactionSwitch(options.redactOutput);
   const clean = (text: string): string => {
     const cleaned = cleanTerminalOutput(text);
-    return redact() ? redactSecrets(cleaned) : cleaned;
+    return redact() ? redactText(cleaned) : cleaned;
   };
 
   return async function processTool(args: Record<string, unknown>, ctx: ToolContext): Promise<string> {

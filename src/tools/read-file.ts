@@ -17,6 +17,7 @@ import type { FunctionSchema, ToolContext } from "../registry/types.js";
 import { DEFAULT_READ_LIMIT, MAX_CONTENT_CHARS, MAX_LINE_CHARS, MAX_READ_LIMIT } from "../files/limits.js";
 import { checkPathArgument, optionalInteger } from "../files/tool-args.js";
 import { environmentSource, runToolBody, taskEnvironment, type FileToolHandlerOptions } from "../files/tool-runtime.js";
+import { redactionSwitch } from "../redaction/tool-output.js";
 import { groupDigits } from "../util/format.js";
 
 export const READ_FILE_SCHEMA: FunctionSchema = {
@@ -25,8 +26,9 @@ export const READ_FILE_SCHEMA: FunctionSchema = {
     "Read a text file in this task's environment (the machine or sandbox the terminal tool runs in). A relative path is resolved against the task's working directory (where the last `cd` in terminal left it); `~` is the environment's home directory.",
     `Returns up to \`limit\` lines (default ${DEFAULT_READ_LIMIT}, at most ${MAX_READ_LIMIT}) starting at line \`offset\` (1-based), each prefixed with its line number like \`cat -n\`: the number right-aligned in 6 columns, then a tab. The prefix is not part of the file; leave it out when you copy text into patch's old_string.`,
     `When "truncated" is true there are more lines: call again with offset set to "next_offset". Lines longer than ${groupDigits(MAX_LINE_CHARS)} characters are cut, and one call returns at most ${groupDigits(MAX_CONTENT_CHARS)} characters.`,
+    "Secrets (private keys, tokens, passwords, API_KEY=... values) are shown as [REDACTED], on the same lines, so line numbers stay right; the file has the real values there.",
     "Binary files (images, archives, executables) and text that is not UTF-8 are refused with an error saying what they look like; a directory or a missing file gives an error (with similar names when there are some). Use search_files to find files.",
-    'Returns JSON: {"path", "content", "start_line", "end_line", "total_lines", "file_size", "truncated", "next_offset"?, "note"?, "error": null}, or {"error": "..."}.',
+    'Returns JSON: {"path", "content", "start_line", "end_line", "total_lines", "file_size", "truncated", "next_offset"?, "redacted_lines"?, "note"?, "error": null}, or {"error": "..."}.',
   ].join("\n\n"),
   parameters: {
     type: "object",
@@ -51,6 +53,7 @@ export type ReadFileHandlerOptions = FileToolHandlerOptions;
 /** Builds a read_file handler; the registered tool uses the defaults. */
 export function createReadFileHandler(options: ReadFileHandlerOptions = {}) {
   const environments = environmentSource(options);
+  const redact = redactionSwitch(options.redactOutput);
   return function read_file(args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
     return runToolBody("read_file", async () => {
       const a = args ?? {};
@@ -59,7 +62,7 @@ export function createReadFileHandler(options: ReadFileHandlerOptions = {}) {
       const limit = optionalInteger(a.limit, "limit", { min: 1, max: MAX_READ_LIMIT, fallback: DEFAULT_READ_LIMIT });
       const env = await taskEnvironment(environments, ctx);
       const { readWindow } = await import("../files/read.js");
-      return readWindow(env, path, { offset, limit, signal: ctx?.signal, timeoutMs: options.commandTimeoutMs });
+      return readWindow(env, path, { offset, limit, redact: redact(), signal: ctx?.signal, timeoutMs: options.commandTimeoutMs });
     });
   };
 }

@@ -18,6 +18,7 @@ import type { FunctionSchema, ToolContext } from "../registry/types.js";
 import { DEFAULT_MAX_RESULTS, MAX_CONTEXT_LINES, MAX_MATCH_LINE_CHARS, MAX_MAX_RESULTS } from "../files/limits.js";
 import { checkPathArgument, optionalBoolean, optionalChoice, optionalInteger, optionalString, requiredString } from "../files/tool-args.js";
 import { environmentSource, runToolBody, taskEnvironment, type FileToolHandlerOptions } from "../files/tool-runtime.js";
+import { redactionSwitch } from "../redaction/tool-output.js";
 
 export const SEARCH_FILES_SCHEMA: FunctionSchema = {
   name: "search_files",
@@ -25,7 +26,7 @@ export const SEARCH_FILES_SCHEMA: FunctionSchema = {
     'Search this task\'s environment: file contents by regular expression (target "content", the default) or file names by glob (target "files").',
     'Content: pattern is a regular expression (ripgrep syntax, e.g. "function\\s+\\w+", "TODO|FIXME"); results are grouped by file, with line numbers. glob limits the search to files whose name matches (e.g. "*.ts", "*.{js,jsx}"); context adds that many lines before and after each match (marked "context": true); ignore_case makes the match case-insensitive.',
     'Files: pattern is a glob matched against file names, not directories (e.g. "*.test.ts", "README*", "*config*"); the result lists matching paths.',
-    `path is the directory (or single file) to search: default the task's working directory. .git and node_modules directories are skipped. If ripgrep is installed in the environment it is used, and files excluded by .gitignore are skipped too; otherwise find and grep -E are used ("engine" says which). Results are sorted by path and limited to max_results (default ${DEFAULT_MAX_RESULTS}, at most ${MAX_MAX_RESULTS}) matches or file names; "truncated": true means there are more. Matching lines longer than ${MAX_MATCH_LINE_CHARS} characters are cut.`,
+    `path is the directory (or single file) to search: default the task's working directory. .git and node_modules directories are skipped. If ripgrep is installed in the environment it is used, and files excluded by .gitignore are skipped too; otherwise find and grep -E are used ("engine" says which). Results are sorted by path and limited to max_results (default ${DEFAULT_MAX_RESULTS}, at most ${MAX_MAX_RESULTS}) matches or file names; "truncated": true means there are more. Matching lines longer than ${MAX_MATCH_LINE_CHARS} characters are cut; secrets in them (keys, tokens, passwords) are shown as [REDACTED].`,
     'Returns JSON (content): {"engine", "path", "files": [{"path", "lines": [{"line", "text", "context"?}]}], "match_count", "truncated", "error": null}; (files): {"engine", "path", "files": ["..."], "count", "truncated", "error": null}. Paths inside the working directory are relative to it.',
   ].join("\n\n"),
   parameters: {
@@ -67,6 +68,7 @@ export interface SearchFilesHandlerOptions extends FileToolHandlerOptions {
 /** Builds a search_files handler; the registered tool uses the defaults. */
 export function createSearchFilesHandler(options: SearchFilesHandlerOptions = {}) {
   const environments = environmentSource(options);
+  const redact = redactionSwitch(options.redactOutput);
   return function search_files(args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
     return runToolBody("search_files", async () => {
       const a = args ?? {};
@@ -88,6 +90,7 @@ export function createSearchFilesHandler(options: SearchFilesHandlerOptions = {}
         context,
         maxResults,
         engine: options.engine,
+        redact: redact(),
         signal: ctx?.signal,
         timeoutMs: options.commandTimeoutMs,
       });

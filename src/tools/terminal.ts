@@ -38,7 +38,7 @@ import { getConfig } from "../config/load-config.js";
 import { MAX_BACKGROUND_TIMEOUT_SECONDS } from "../process/types.js";
 import { checkWatchPatterns } from "../process/process-watch.js";
 import { sessionIdOf, taskIdOf } from "./call-scope.js";
-import { redactSecrets } from "../redaction/redact.js";
+import { redactionSwitch, redactText, type RedactOutputOption } from "../redaction/tool-output.js";
 import { cleanTerminalOutput } from "../terminal/ansi.js";
 import type { CommandRunner, RunResult } from "../terminal/local-runner.js";
 import { ptyCommand } from "../terminal/pty-command.js";
@@ -147,10 +147,11 @@ export interface TerminalHandlerOptions {
   env?: () => NodeJS.ProcessEnv;
   /**
    * Replace secrets in the output (API keys, tokens, passwords, private keys)
-   * with `[REDACTED]` before the model sees them. Default: config
-   * `terminal.redact_output` (default true), read at each call.
+   * with `[REDACTED]` before the model sees them (the policy every tool shares:
+   * src/redaction/tool-output.ts). Default: config `terminal.redact_output`
+   * (default true), read at each call.
    */
-  redactOutput?: boolean | (() => boolean);
+  redactOutput?: RedactOutputOption;
   /** Where `background: true` registers its processes. Default: the process-wide registry (`getProcessRegistry()`). */
   processes?: () => ProcessRegistry | Promise<ProcessRegistry>;
 }
@@ -231,7 +232,7 @@ async function checkLocalWorkdir(value: string): Promise<void> {
 function formatResult(run: RunResult, timeoutSeconds: number, redact: boolean): string {
   const output = cleanTerminalOutput(run.output);
   const result: TerminalToolResult = {
-    output: redact ? redactSecrets(output) : output,
+    output: redact ? redactText(output) : output,
     exit_code: run.exitCode,
     error: null,
     ...killedStatus(run, "Command", timeoutSeconds),
@@ -239,23 +240,12 @@ function formatResult(run: RunResult, timeoutSeconds: number, redact: boolean): 
   return JSON.stringify(result);
 }
 
-/** Config `terminal.redact_output`; a config that cannot be read keeps the safe default. */
-function redactByConfig(): boolean {
-  try {
-    return getConfig().config.terminal.redactOutput !== false;
-  } catch {
-    return true;
-  }
-}
-
 /** Builds a terminal handler; the registered tool uses the defaults. */
 export function createTerminalHandler(options: TerminalHandlerOptions = {}) {
   // The gate and the environments load on the first command, not when the tool is listed.
   const gate = options.gate ?? (async () => (await import("../approval/default-gate.js")).getApprovalGate());
   const maxOutputChars = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
-  const redactOption = options.redactOutput;
-  const redactOutput =
-    typeof redactOption === "function" ? redactOption : redactOption !== undefined ? () => redactOption : redactByConfig;
+  const redactOutput = redactionSwitch(options.redactOutput);
   let environments: () => EnvironmentProvider | Promise<EnvironmentProvider>;
   if (typeof options.environments === "function") environments = options.environments;
   else if (options.environments !== undefined) {
