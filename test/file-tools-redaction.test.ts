@@ -23,6 +23,7 @@ import { EnvironmentManager } from "../src/environments/manager.js";
 import { redactSecrets } from "../src/redaction/redact.js";
 import { redactLines } from "../src/redaction/tool-output.js";
 import type { ToolContext } from "../src/registry/types.js";
+import { createExecuteCodeHandler } from "../src/tools/execute-code.js";
 import { createPatchHandler } from "../src/tools/patch.js";
 import { createReadFileHandler } from "../src/tools/read-file.js";
 import { createSearchFilesHandler } from "../src/tools/search-files.js";
@@ -260,6 +261,25 @@ describe("one switch: terminal.redact_output", () => {
       rmSync(home, { recursive: true, force: true });
     }
   });
+});
+
+describe("execute_code", () => {
+  it("a program's output is redacted like terminal's (it could read any file itself)", async () => {
+    const allowed = new ApprovalGate({
+      settings: { mode: "manual" },
+      surface: new NonInteractiveSurface("deny"),
+      allowlist: new MemoryAllowlist([{ rule: "execute-code", prefix: "execute_code", backend: "local" }]),
+      logger: createMemoryLogger(),
+      home: mkdtempSync(join(root, "gate-home-")),
+    });
+    const code = `import { readFileSync } from "node:fs";\nprocess.stdout.write(readFileSync(${JSON.stringify(join(dir, "settings.env"))}, "utf8"));`;
+    const run = async (redactOutput?: boolean) => JSON.parse(await createExecuteCodeHandler({ gate: () => allowed, redactOutput })({ code }, ctx())) as Json;
+    const redacted = await run();
+    expect(redacted).toMatchObject({ exit_code: 0, error: null });
+    expect(redacted.output).toContain("API_KEY=[REDACTED]\nexport GITHUB_TOKEN=[REDACTED]\n");
+    expectNoSecrets(redacted.output);
+    expect((await run(false)).output).toBe(SETTINGS);
+  }, 30_000);
 });
 
 describe("redacting line for line", () => {

@@ -22,6 +22,9 @@ import { WRAPPERS, unwrapOnce, wrapperKey } from "./wrappers.js";
 
 export type { DetectOptions } from "./analysis-base.js";
 
+/** Values that switch the shell history off. */
+const HISTORY_OFF: Readonly<Record<string, RegExp>> = { HISTFILE: /^(?:|\/dev\/null)$/, HISTSIZE: /^0$/, HISTFILESIZE: /^0$/, SAVEHIST: /^0$/ };
+
 const WRITE_OPERATORS = new Set([">", ">>", ">|", "&>", "&>>", "<>", ">&"]);
 const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=([\s\S]*)$/;
 const INTERPRETER_NAME = /^(python|pypy|ruby|perl|php|node|lua|luajit)(?:[0-9]+(?:\.[0-9]+)*)?$/;
@@ -202,6 +205,7 @@ class Analysis extends ShellAnalysis {
 
 
   protected override checkEnvVariable(name: string, value: Arg, ctx: Ctx): void {
+    if (HISTORY_OFF[name]?.test(value.value)) this.finding("history-disable", `${name}=${quoteForPrefix(value.value, value.static)}`, ctx);
     const spec = EXEC_ENV_VARIABLES[name];
     if (!spec) return;
     const prefix = `${name}=${quoteForPrefix(value.value, value.static)}`;
@@ -277,6 +281,8 @@ class Analysis extends ShellAnalysis {
         this.embedded(program, parseArgs(program, args.slice(1), WRAPPERS[program]!.options), EMBEDDED_BY_PROGRAM.get(program)!, here, site);
       }
       if (!key) return this.evalCommand(program, args, here, { ...site, stdin });
+      // `… | ssh host 'cat > x'`: ssh sends what it reads.
+      if (program === "ssh" && stdin?.()?.secret) this.finding("secret-to-network", collapse(site.flow), here, "ssh sends what it reads, which holds secrets");
       const unwrapped = unwrapOnce(key, args);
       for (const a of unwrapped.assignments) {
         const m = ASSIGNMENT.exec(a.value);
@@ -293,7 +299,7 @@ class Analysis extends ShellAnalysis {
       if (unwrapped.kind === "script") {
         // runScriptArg adds the label to the chain itself; `eval` runs in this very shell.
         const scriptCtx: Ctx = { ...ctx, chain: chain.slice(0, -1), privileged };
-        this.runScriptArg(unwrapped.script, scriptCtx, unwrapped.label, site.text, undefined, unwrapped.label === "eval");
+        this.runScriptArg(unwrapped.script, scriptCtx, unwrapped.label, site.text, { sameShell: unwrapped.label === "eval", input: stdin });
         if (unwrapped.label === "eval") ctx.cwd = scriptCtx.cwd;
         return undefined;
       }
@@ -313,7 +319,9 @@ class Analysis extends ShellAnalysis {
   /** `xargs CMD`: the input is appended (or put in place of `-I` text); unknown input is one dynamic operand. */
   protected xargsVariants(args: Arg[], replace: string | null, stdin: (() => Stream | null) | null): Arg[][] {
     const s = stdin?.() ?? null;
-    const items = s?.text != null ? s.text.split(/\s+/).filter(Boolean).slice(0, 64) : null;
+    let items = s?.text != null ? s.text.split(/[\s\0]+/).filter(Boolean).slice(0, 64) : null;
+    // Names from a glob (`printf '%s\0' *.bak | xargs rm`) are only known when it runs.
+    if (items?.some((item) => /[*?[]/.test(item))) items = null;
     if (replace !== null) {
       const values = items && items.length > 0 ? items.slice(0, MAX_VARIANTS) : null;
       if (!values) return [args.map((a) => (a.value.includes(replace) ? { value: a.value, static: false, splittable: false, word: a.word } : a))];

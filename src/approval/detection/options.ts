@@ -370,6 +370,9 @@ const PHP: OptionSpec = {
   canonical: { "--run": "-r", "--process-begin": "-B", "--process-code": "-R", "--process-end": "-E", "--file": "-f" },
 };
 
+/** Tools whose first word is a subcommand (`uv run`, `poetry run`, `npm exec`): only that is read here. */
+const SUBCOMMANDS_ONLY: OptionSpec = { style: "posix", subcommands: { "*": {} } };
+
 /** PowerShell: parameters are case-insensitive and may be shortened (`-c`, `-enc`). */
 const PWSH: OptionSpec = { style: "go", long: ["noprofile", "nologo", "noninteractive", "nop", "noexit", "mta", "sta", "nol", "noni"], longValues: ["c", "command", "f", "file", "executionpolicy", "ep", "exec", "encodedcommand", "enc", "en", "e", "ec", "workingdirectory", "wd", "o", "outputformat", "inputformat", "if", "of", "windowstyle", "w"], canonical: { "-command": "-c", "--command": "-c", "--c": "-c", "-encodedcommand": "-ec", "--encodedcommand": "-ec", "--e": "-ec", "-e": "-ec", "--ec": "-ec", "-enc": "-ec", "-en": "-ec" } };
 
@@ -627,6 +630,24 @@ export const PROGRAM_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   "ssh-keygen": { flags: "ABDeEHhiLlmqRUvyYcKkOpPQ", values: "abCfFGjJMnNOrstVwzIZ" },
   chattr: { flags: "RVf", values: "pv" },
   crontab: { flags: "lreisT", values: "uc" },
+  npm: SUBCOMMANDS_ONLY,
+  pnpm: { style: "posix", values: "C", longValues: ["dir", "filter", "workspace-root"], subcommands: { "*": {} } },
+  yarn: { style: "posix", longValues: ["cwd", "mutex"], subcommands: { "*": {} } },
+  uv: { style: "posix", longValues: ["directory", "project", "config-file", "cache-dir"], subcommands: { "*": {} } },
+  poetry: { style: "posix", values: "CP", longValues: ["directory", "project"], subcommands: { "*": {} } },
+  pipenv: SUBCOMMANDS_ONLY,
+  pipx: SUBCOMMANDS_ONLY,
+  bundle: SUBCOMMANDS_ONLY,
+  conda: SUBCOMMANDS_ONLY,
+  mise: { style: "posix", values: "C", longValues: ["cd", "env"], subcommands: { "*": {} } },
+  direnv: SUBCOMMANDS_ONLY,
+  nix: { style: "posix", longValues: ["option", "extra-experimental-features"], subcommands: { "*": {} } },
+  doppler: SUBCOMMANDS_ONLY,
+  op: SUBCOMMANDS_ONLY,
+  infisical: SUBCOMMANDS_ONLY,
+  dotenvx: SUBCOMMANDS_ONLY,
+  "aws-vault": SUBCOMMANDS_ONLY,
+  tmux: { style: "posix", flags: "2CDluvNV", values: "cLSfT", subcommands: { "*": {} } },
   unzip: { flags: "lvtzTuUfnoqjCLKXVMaab", values: "dxPZ" },
   patch: { flags: "lfstuNREZcnevb", values: "pdiorDBFVYzg", long: ["forward", "reverse", "dry-run", "batch", "force", "silent", "quiet"], longValues: ["strip", "directory", "input", "output", "reject-file", "backup-if-mismatch", "suffix"], canonical: { "--directory": "-d", "--input": "-i", "--output": "-o", "--strip": "-p" } },
   ed: { flags: "GslrEx", values: "p" },

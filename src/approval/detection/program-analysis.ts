@@ -37,6 +37,16 @@ export function foundArgs(args: readonly Arg[], start: Arg, hasPlaceholder: bool
   return out;
 }
 
+/** How a script argument runs (`runScriptArg`). */
+export interface ScriptRun {
+  /** `$0 $1 …` of the new shell (`sh -c SCRIPT NAME ARGS`). */
+  positional?: readonly Arg[];
+  /** In this very shell (`eval`): what it sets stays set. */
+  sameShell?: boolean;
+  /** What the script reads on stdin (`ssh host 'bash -s' < setup.sh`). */
+  input?: (() => Stream | null) | null;
+}
+
 const FOREIGN: ReadonlySet<PayloadLanguage> = new Set<PayloadLanguage>(["tcl", "powershell", "cmd", "applescript"]);
 
 function isForeign(lang: PayloadLanguage): lang is ForeignLanguage {
@@ -50,11 +60,12 @@ export abstract class ProgramAnalysis extends StreamAnalysis {
    * Runs a script argument: re-parsed when static; otherwise unanalysable, with what its substitutions tell.
    * `sameShell`: the text runs in this shell (`eval`), so what it sets stays set.
    */
-  protected runScriptArg(arg: Arg, ctx: Ctx, label: string, siteText: string, positional?: readonly Arg[], sameShell = false): void {
+  protected runScriptArg(arg: Arg, ctx: Ctx, label: string, siteText: string, how: ScriptRun = {}): void {
     if (arg.network) this.finding("network-to-interpreter", collapse(siteText), ctx, `${label} runs text fetched from the network`);
     if (arg.decoded) this.finding("decode-to-interpreter", collapse(siteText), ctx, `${label} runs decoded text`);
+    const sameShell = how.sameShell ?? false;
     if (arg.static) {
-      if (arg.value.trim() !== "") this.walkSource(arg.value, sameShell ? this.sameShell(ctx, label) : this.child(ctx, label, positional));
+      if (arg.value.trim() !== "") this.walkSource(arg.value, sameShell ? this.sameShell(ctx, label) : this.child(ctx, label, how.positional), how.input ?? null);
       return;
     }
     if (sameShell) forgetAllVariables((ctx.env ??= new Map()));
@@ -152,7 +163,7 @@ export abstract class ProgramAnalysis extends StreamAnalysis {
     const prefix = plainPrefix(program, args.slice(1));
     if (parsed.options.has("-c")) {
       const script = parsed.operands[0];
-      if (script) this.runScriptArg(script, ctx, `${program} -c`, site.text, parsed.operands.slice(1));
+      if (script) this.runScriptArg(script, ctx, `${program} -c`, site.text, { positional: parsed.operands.slice(1), input: site.stdin });
       return prefix;
     }
     const first = parsed.operands[0];

@@ -43,7 +43,7 @@ function compileTest(t: ValueTest & Partial<OperandTest>): CompiledTest {
   };
 }
 
-function compileCommand(rule: Rule, m: CommandMatcher): CompiledCommand {
+export function compileCommand(rule: Rule, m: CommandMatcher): CompiledCommand {
   return {
     rule,
     subcommands: m.subcommands ? m.subcommands.map((s) => s.split("|")) : null,
@@ -107,7 +107,10 @@ for (const m of INERT_COMMANDS) {
 /** The command only prints help or rehearses (a dry run): its program's command rules do not apply. */
 export function isInert(parsed: ParsedArgs): boolean {
   const list = INERT_BY_PROGRAM.get(parsed.program);
-  return list !== undefined && list.some((m) => matchCommand(m, parsed));
+  if (list === undefined) return false;
+  // Only options written out count: an unquoted expansion "may hold any option" when matching a rule, not here.
+  const literal = parsed.dynamic ? { ...parsed, dynamic: false } : parsed;
+  return list.some((m) => matchCommand(m, literal));
 }
 
 /** Command matchers that may apply to this program. */

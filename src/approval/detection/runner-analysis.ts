@@ -7,10 +7,12 @@
  * … rm -rf node_modules` deletes host files), and cmd.exe / PowerShell commands
  * written at the bash prompt (`del /s /q`, `Remove-Item -Recurse`).
  */
+import { FILE_SENDERS, STDIN_SENDERS } from "../rules/programs.js";
 import { collapse, MAX_VARIANTS, type Ctx, type Site } from "./analysis-base.js";
 import { staticArg, type Arg } from "./model.js";
 import { parseArgs } from "./parse-args.js";
 import { foundArgs, ProgramAnalysis } from "./program-analysis.js";
+import { isSecretPath, sentByCommand } from "./secrets.js";
 
 /** GNU parallel options that take a value (the next word unless attached). */
 const PARALLEL_VALUES = new Set(["-j", "-J", "-S", "-d", "-I", "-a", "-E", "-L", "-l", "-N", "-n", "-P", "-s", "-X", "--jobs", "--delay", "--timeout", "--sshlogin", "--arg-file", "--colsep", "--results", "--joblog", "--tagstring", "--workdir", "--basefile", "--return", "--transferfile", "--env", "--memfree", "--load", "--max-args", "--max-replace-args", "--halt", "--retries", "--max-procs", "--delimiter", "--shebang-wrap", "--tmpdir"]);
@@ -19,6 +21,9 @@ const PARALLEL_SEPARATORS = new Set([":::", "::::", ":::+", "::::+"]);
 /** fd options with a value; `-x/--exec` and `-X/--exec-batch` take the rest of the line. */
 const FD_VALUES = new Set(["-e", "--extension", "-t", "--type", "-d", "--max-depth", "--min-depth", "--exact-depth", "-E", "--exclude", "-S", "--size", "--changed-within", "--changed-before", "-c", "--color", "-j", "--threads", "--base-directory", "--search-path", "--ignore-file", "--max-results", "-o", "--owner", "--format", "--path-separator"]);
 const FD_EXEC = new Set(["-x", "--exec", "-X", "--exec-batch"]);
+
+/** Programs that may send files or their input to another machine (secrets.ts says which arguments). */
+const SENDERS: ReadonlySet<string> = new Set([...STDIN_SENDERS, ...FILE_SENDERS, "curl", "curlie", "wget", "wget2"]);
 
 /** cmd.exe builtins typed at a bash prompt. */
 const CMD_WORDS = new Set(["del", "erase", "rd", "format", "taskkill"]);
@@ -32,6 +37,7 @@ function quote(value: string): string {
 export abstract class RunnerAnalysis extends ProgramAnalysis {
   /** Commands `program` runs besides itself (its own rules are evaluated by the caller). */
   protected otherCommands(program: string, args: Arg[], ctx: Ctx, site: Site): void {
+    if (SENDERS.has(program)) this.sendsSecrets(program, args, ctx, site);
     switch (program) {
       case "parallel":
         return this.parallel(args, ctx, site);
@@ -66,6 +72,14 @@ export abstract class RunnerAnalysis extends ProgramAnalysis {
           this.payload(args.map((a) => quote(a.value)).join(" "), "powershell", this.child(ctx, "powershell"), collapse(site.text));
         }
     }
+  }
+
+  /** A network program given a secret file, or reading a stream that carries secrets. */
+  private sendsSecrets(program: string, args: Arg[], ctx: Ctx, site: Site): void {
+    const sending = sentByCommand(parseArgs(program, args.slice(1)));
+    const file = sending.files.find((a) => isSecretPath(a.value, a.static));
+    if (file) this.finding("secret-to-network", collapse(site.flow), ctx, `sends ${file.value}`);
+    else if (sending.stdin && site.stdin?.()?.secret) this.finding("secret-to-network", collapse(site.flow), ctx, "sends what it reads, which holds secrets");
   }
 
   /** GNU parallel: `parallel [opts] CMD ::: ARGS`, `parallel < cmds`, `cmds | parallel`. */

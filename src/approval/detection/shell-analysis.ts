@@ -200,6 +200,7 @@ export abstract class ShellAnalysis extends RunnerAnalysis {
         return false;
       }
       case "set":
+        if (args.some((a, i) => a.value === "+o" && args[i + 1]?.value === "history")) this.finding("history-disable", "set +o history", ctx);
         this.setBuiltin(args, ctx);
         return false;
       case "shift": {
@@ -216,6 +217,7 @@ export abstract class ShellAnalysis extends RunnerAnalysis {
           if (flags.has("f")) ctx.defs.functions.delete(a.value);
           else if (flags.has("n")) ctx.defs.namerefs.delete(a.value);
           else if (a.value === "IFS") this.env(ctx).delete("IFS");
+          else if (a.value === "HISTFILE") this.finding("history-disable", `unset ${a.value}`, ctx);
           else this.forgetName(ctx, a.value);
         }
         return true;

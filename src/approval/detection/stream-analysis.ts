@@ -10,6 +10,7 @@ import { DECODERS, NETWORK_FETCHERS, PASS_THROUGH } from "../rules/programs.js";
 import { AnalysisBase, MAX_STREAM_DEPTH, MAX_WRAPPERS, emptyStream, type Ctx } from "./analysis-base.js";
 import type { Arg } from "./model.js";
 import { parseArgs } from "./parse-args.js";
+import { isSecretPath, printsSecret } from "./secrets.js";
 import { decode, echoOutput, printfOutput, type Stream } from "./streams.js";
 import { basename, resolveWord, type Env, type SubstitutionOutput } from "./words.js";
 import { unwrapOnce, wrapperKey } from "./wrappers.js";
@@ -60,6 +61,7 @@ export abstract class StreamAnalysis extends AnalysisBase {
     if (r.operator === "<" || r.operator === "<>") {
       for (const sub of r.target.substitutions) if (sub.kind === "process_in") return this.streamOfScript(sub.script, ctx, null);
       if (/^\/dev\/(?:tcp|udp)\//.test(r.target.value)) return { text: null, network: true, decoded: false, origin: r.target.value };
+      if (isSecretPath(r.target.value, r.target.static)) return { text: null, network: false, decoded: false, origin: r.target.value, secret: true };
       return emptyStream();
     }
     return undefined;
@@ -78,6 +80,7 @@ export abstract class StreamAnalysis extends AnalysisBase {
       let text: string | null = "";
       let network = false;
       let decoded = false;
+      let secret = false;
       const origins: string[] = [];
       for (let i = 0; i < script.pipelines.length; i++) {
         const p = script.pipelines[i]!;
@@ -86,27 +89,57 @@ export abstract class StreamAnalysis extends AnalysisBase {
         if (!s) continue;
         network ||= s.network;
         decoded ||= s.decoded;
+        secret ||= s.secret ?? false;
         if (s.origin) origins.push(s.origin);
         text = text !== null && s.text !== null ? text + s.text : null;
       }
-      return { text, network, decoded, origin: origins.join("; ") };
+      const out: Stream = { text, network, decoded, origin: origins.join("; ") };
+      if (secret) out.secret = true;
+      return out;
     } finally {
       this.streamDepth--;
     }
   }
 
+  /** What `cmd` writes to stdout, given what it reads; secrets in stay secrets out. */
   protected streamOfCommand(cmd: SimpleCommand | CompoundCommand, input: Stream | null, ctx: Ctx): Stream {
+    const s = this.streamOf(cmd, input, ctx);
+    if (s.secret || !(input?.secret || (cmd.kind === "simple" && this.printsSecret(cmd, ctx)))) return s;
+    return { ...s, secret: true };
+  }
+
+  /** Reads the command's own arguments (behind sudo/env/…): does it print a secret? */
+  private printsSecret(cmd: SimpleCommand, ctx: Ctx): boolean {
+    if (cmd.argv.length === 0) return false;
+    let args = this.resolveArgs(cmd.argv, ctx);
+    for (let step = 0; step < MAX_WRAPPERS && args[0]?.static; step++) {
+      const key = wrapperKey(basename(args[0].value), args);
+      if (!key) break;
+      const u = unwrapOnce(key, args);
+      if (u.kind !== "command") return false;
+      args = u.args;
+    }
+    if (!args[0]?.static) return false;
+    const program = basename(args[0].value);
+    return printsSecret(parseArgs(program, args.slice(1)));
+  }
+
+  private streamOf(cmd: SimpleCommand | CompoundCommand, input: Stream | null, ctx: Ctx): Stream {
     if (cmd.kind === "compound") {
       let network = input?.network ?? false;
       let decoded = input?.decoded ?? false;
+      let secret = input?.secret ?? false;
       let text: string | null = null;
       for (const b of cmd.bodies) {
         const s = this.streamOfScript(b, ctx, input);
         network ||= s.network;
         decoded ||= s.decoded;
+        secret ||= s.secret ?? false;
         if (cmd.bodies.length === 1 && (cmd.type === "subshell" || cmd.type === "group")) text = s.text;
       }
-      return { text, network, decoded, origin: "" };
+      const out: Stream = { text, network, decoded, origin: "" };
+      if (secret) out.secret = true;
+      return out;
     }
     let own: Stream | null | undefined;
     for (let i = cmd.redirects.length - 1; i >= 0 && own === undefined; i--) own = this.redirectInput(cmd.redirects[i]!, ctx);

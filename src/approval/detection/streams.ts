@@ -14,6 +14,8 @@ export interface Stream {
   decoded: boolean;
   /** The programs it passed through, for a match's detail (`curl | base64`). */
   origin: string;
+  /** It carries secrets (a credential file's content, the environment). Set only when true. */
+  secret?: boolean;
 }
 
 export const EMPTY_STREAM: Stream = Object.freeze({ text: null, network: false, decoded: false, origin: "" }) as Stream;

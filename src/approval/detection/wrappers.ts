@@ -41,7 +41,25 @@ export interface WrapperSpec {
   noCommandIsShell?: boolean;
   /** After the skipped operands, `-c CMD` may follow (`flock FILE -c CMD`, `sg GROUP -c CMD`). */
   trailingScriptOption?: boolean;
+  /** The command starts after one of these words (`nix develop .#x -c CMD`); without one nothing is run. */
+  commandAfter?: readonly string[];
+  /** When the first operand is one of these it is the program's own subcommand, not a command it runs (`yarn add`). */
+  ownSubcommands?: ReadonlySet<string>;
+  /** `coproc [NAME] { …; }`: a name may come before a brace group. */
+  namedGroup?: boolean;
 }
+
+/** Options of the package runners that take a value (`npx -p PKG`, `uvx --from X`). */
+const RUNNER_OPTIONS = {
+  style: "posix" as const,
+  flags: "yqc",
+  values: "pw",
+  long: ["yes", "no", "quiet", "ignore-existing", "offline", "prefer-offline", "isolated", "no-project", "frozen", "locked", "no-sync", "all-extras", "verbose"],
+  longValues: ["package", "call", "node-options", "workspace", "from", "with", "with-requirements", "python", "project", "directory", "env-file", "group", "extra", "index-url", "spec", "shell-mode"],
+  canonical: { "--package": "-p", "--call": "-c" },
+};
+
+const YARN_COMMANDS = new Set(["add", "install", "i", "remove", "rm", "upgrade", "up", "update", "run", "test", "t", "init", "info", "why", "workspace", "workspaces", "dlx", "exec", "set", "config", "cache", "global", "link", "unlink", "pack", "publish", "version", "outdated", "audit", "bin", "node", "plugin", "constraints", "dedupe", "explain", "npm", "patch", "patch-commit", "rebuild", "search", "stage", "unplug", "login", "logout", "licenses", "list", "ls", "owner", "tag", "team", "check", "import", "create", "help", "policies", "store", "env", "setup", "root", "prune", "fetch", "deploy", "recursive", "start", "create", "c", "licenses", "doctor", "server", "self-update", "catalog"]);
 
 const SUDO: WrapperSpec = {
   options: {
@@ -74,6 +92,9 @@ const SU: WrapperSpec = {
 };
 
 const PLAIN: WrapperSpec = { options: { style: "posix" } };
+
+/** `tmux new-session`, `new-window`, `split-window` options; the command is what follows them. */
+const TMUX_NEW = { style: "posix" as const, flags: "AdDEhPvbfIZ", values: "cefFnstxyXlpT" };
 
 export const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
   sudo: SUDO,
@@ -112,7 +133,7 @@ export const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
   command: { options: { style: "posix", flags: "pvV" }, noRun: ["-v", "-V"] },
   builtin: PLAIN,
   exec: { options: { style: "posix", flags: "cl", values: "a" } },
-  coproc: PLAIN,
+  coproc: { options: { style: "posix" }, namedGroup: true },
   busybox: PLAIN,
   toybox: PLAIN,
   xargs: {
@@ -179,6 +200,67 @@ export const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
   "oc exec": { options: { flags: "itq", values: "cfn", long: ["stdin", "tty", "quiet"], longValues: ["container", "filename", "namespace", "context", "pod-running-timeout", "kubeconfig"] }, afterDoubleDash: true },
   "git submodule": { options: { style: "posix", flags: "q", long: ["quiet", "recursive"] }, join: true },
   "git bisect": { options: { style: "posix" } },
+  unshare: {
+    options: { style: "posix", flags: "muinpUCTrfc", long: ["mount", "uts", "ipc", "net", "pid", "user", "cgroup", "time", "fork", "kill-child", "mount-proc", "map-root-user", "map-current-user", "map-auto", "keep-caps"], longValues: ["propagation", "setgroups", "root", "wd", "setuid", "setgid", "map-user", "map-group", "monotonic", "boottime", "load-interp"] },
+    defaultCommand: ["sh"],
+  },
+  nsenter: {
+    options: { style: "posix", flags: "amuinpUCTFZr", values: "tSGwe", long: ["all", "mount", "uts", "ipc", "net", "pid", "user", "cgroup", "time", "no-fork", "preserve-credentials", "follow-context"], longValues: ["target", "setuid", "setgid", "root", "wd", "env"] },
+    defaultCommand: ["sh"],
+  },
+  valgrind: { options: { style: "posix", flags: "hvqd", long: ["help", "version", "quiet", "verbose", "trace-children"] } },
+  "systemd-run": {
+    options: { style: "posix", flags: "rqGSPt", values: "pEuMHd", long: ["user", "system", "scope", "remain-after-exit", "quiet", "wait", "pipe", "pty", "no-block", "collect", "shell", "same-dir", "no-ask-password"], longValues: ["unit", "property", "description", "slice", "uid", "gid", "nice", "working-directory", "setenv", "on-active", "on-boot", "on-calendar", "timer-property", "service-type", "host", "machine"] },
+    privileged: true,
+  },
+  firejail: { options: { style: "posix", long: ["quiet", "noprofile", "private", "net=none", "debug", "noroot", "x11", "seccomp", "caps.drop=all"] } },
+  entr: { options: { style: "posix", flags: "acdnprsz" } },
+  npx: { options: RUNNER_OPTIONS, scriptOption: "-c" },
+  pnpx: { options: RUNNER_OPTIONS },
+  bunx: { options: RUNNER_OPTIONS },
+  uvx: { options: RUNNER_OPTIONS },
+  "npm exec": { options: RUNNER_OPTIONS, scriptOption: "-c" },
+  "npm x": { options: RUNNER_OPTIONS, scriptOption: "-c" },
+  "pnpm exec": { options: RUNNER_OPTIONS },
+  "pnpm dlx": { options: RUNNER_OPTIONS },
+  "yarn exec": { options: RUNNER_OPTIONS },
+  "yarn dlx": { options: RUNNER_OPTIONS },
+  "uv run": { options: RUNNER_OPTIONS },
+  "poetry run": { options: RUNNER_OPTIONS },
+  "pipenv run": { options: RUNNER_OPTIONS },
+  "pipx run": { options: RUNNER_OPTIONS },
+  "bundle exec": { options: RUNNER_OPTIONS },
+  "conda run": { options: { style: "posix", values: "np", long: ["no-capture-output", "live-stream"], longValues: ["name", "prefix", "cwd"] } },
+  "mise exec": { options: { style: "posix" }, afterDoubleDash: true },
+  "mise x": { options: { style: "posix" }, afterDoubleDash: true },
+  "direnv exec": { options: { style: "posix" }, skip: 1 },
+  "nix develop": { options: { style: "posix" }, commandAfter: ["-c", "--command"] },
+  "nix shell": { options: { style: "posix" }, commandAfter: ["-c", "--command"] },
+  "nix-shell": { options: { style: "posix", flags: "ApQ", values: "IE", long: ["pure", "impure"], longValues: ["run", "command", "attr", "arg", "argstr", "packages", "include"], canonical: { "--command": "--run" } }, scriptOption: "--run" },
+  "doppler run": { options: { style: "posix", values: "pc", longValues: ["project", "config", "token", "command", "mount"], canonical: { "--command": "-C" } }, scriptOption: "-C" },
+  "op run": { options: { style: "posix", long: ["no-masking"], longValues: ["env-file", "account"] } },
+  "infisical run": { options: { style: "posix", longValues: ["env", "path", "projectId", "token", "command"] }, scriptOption: "--command" },
+  "dotenvx run": { options: { style: "posix", values: "f", longValues: ["env-file", "env"] } },
+  "aws-vault exec": { options: { style: "posix", flags: "n", long: ["no-session", "server", "ec2-server", "ecs-server", "json", "stdout"], longValues: ["duration", "region", "mfa-token", "prompt"] }, skip: 1 },
+  dotenv: { options: { style: "posix", values: "ecv", long: ["debug", "override"] } },
+  "env-cmd": { options: { style: "posix", values: "fre", long: ["silent", "use-shell", "expand-envs", "verbose", "no-override"], longValues: ["file", "rc-file", "environments"] } },
+  "cross-env": { options: { style: "posix" }, assignments: true },
+  sshpass: { options: { style: "posix", flags: "ev", values: "pfdP" } },
+  yarn: { options: { style: "posix", long: ["silent", "verbose", "offline", "frozen-lockfile"], longValues: ["cwd", "mutex"] }, ownSubcommands: YARN_COMMANDS },
+  pnpm: { options: { style: "posix", flags: "r", long: ["silent", "recursive", "filter"], longValues: ["dir", "filter", "workspace-root"], canonical: { "--dir": "-C" } }, ownSubcommands: YARN_COMMANDS },
+  "tmux new-session": { options: TMUX_NEW, join: true },
+  "tmux new": { options: TMUX_NEW, join: true },
+  "tmux new-window": { options: TMUX_NEW, join: true },
+  "tmux neww": { options: TMUX_NEW, join: true },
+  "tmux split-window": { options: TMUX_NEW, join: true },
+  "tmux splitw": { options: TMUX_NEW, join: true },
+  "tmux respawn-pane": { options: TMUX_NEW, join: true },
+  "tmux respawn-window": { options: TMUX_NEW, join: true },
+  "tmux run-shell": { options: { style: "posix", flags: "bC", values: "dtc" }, join: true },
+  "tmux run": { options: { style: "posix", flags: "bC", values: "dtc" }, join: true },
+  "tmux send-keys": { options: { style: "posix", flags: "FHKlMRX", values: "Nt" }, join: true },
+  "tmux send": { options: { style: "posix", flags: "FHKlMRX", values: "Nt" }, join: true },
+  screen: { options: { style: "posix", flags: "aAdDmrRilLOqUxfnhv", values: "SpcehstTX" } },
 };
 
 /** Wrappers whose command starts after a subcommand (`git submodule foreach CMD`): the subcommand word that must follow. */
@@ -207,7 +289,7 @@ function join(args: readonly Arg[]): Arg {
 const ASSIGNMENT_RE = /^[A-Za-z_][A-Za-z0-9_]*=/;
 
 /** Programs whose wrapper entries sit behind a subcommand (`docker exec`, `git submodule`). */
-const SUBCOMMAND_WRAPPERS: ReadonlySet<string> = new Set(["docker", "podman", "docker-compose", "kubectl", "oc", "git"]);
+const SUBCOMMAND_WRAPPERS: ReadonlySet<string> = new Set(["docker", "podman", "docker-compose", "kubectl", "oc", "git", "npm", "pnpm", "yarn", "uv", "poetry", "pipenv", "pipx", "bundle", "conda", "mise", "direnv", "nix", "doppler", "op", "infisical", "dotenvx", "aws-vault", "tmux"]);
 
 const SUBCOMMAND_WORDS: ReadonlySet<string> = new Set(
   Object.keys(WRAPPERS)
@@ -223,11 +305,12 @@ export interface WrapperKey {
 
 /** The wrapper table entry for this argv, or undefined when it is not a wrapper. */
 export function wrapperKey(program: string, args: readonly Arg[]): WrapperKey | undefined {
-  if (!SUBCOMMAND_WRAPPERS.has(program)) return WRAPPERS[program] ? { key: program, start: 1 } : undefined;
+  const plain = WRAPPERS[program] ? { key: program, start: 1 } : undefined;
+  if (!SUBCOMMAND_WRAPPERS.has(program)) return plain;
   // Cheap test first: none of the subcommand words is there (`git log …`).
   let candidate = false;
   for (let i = 1; i < args.length; i++) if (SUBCOMMAND_WORDS.has(args[i]!.value)) candidate = true;
-  if (!candidate) return undefined;
+  if (!candidate) return plain;
   const parsed = parseArgs(program, args.slice(1));
   for (let n = Math.min(parsed.subcommands.length, 2); n >= 1; n--) {
     const key = `${program} ${parsed.subcommands.slice(0, n).join(" ")}`;
@@ -241,7 +324,7 @@ export function wrapperKey(program: string, args: readonly Arg[]): WrapperKey | 
       }
     }
   }
-  return undefined;
+  return plain;
 }
 
 /**
@@ -273,6 +356,16 @@ export function unwrapOnce(where: WrapperKey, args: readonly Arg[]): UnwrapStep 
     operands = operands.slice(1);
     while (operands.length > 0 && operands[0]!.static && operands[0]!.value.startsWith("-")) operands = operands.slice(1);
   }
+  if (spec.commandAfter) {
+    const at = rest.findIndex((a) => a.static && spec.commandAfter!.includes(a.value));
+    if (at < 0) return { kind: "none", label, rootShell: false, stdinShell: false, privileged, assignments: [] };
+    operands = rest.slice(at + 1);
+  }
+  if (spec.ownSubcommands && operands[0] && (!operands[0].static || spec.ownSubcommands.has(operands[0].value))) {
+    return { kind: "none", label, rootShell: false, stdinShell: false, privileged, assignments: [] };
+  }
+  // `coproc NAME { …; }`: the name is not a command.
+  if (spec.namedGroup && operands.length > 1 && (operands[1]!.value === "{" || operands[1]!.value === "(")) operands = operands.slice(1);
   operands = operands.slice(spec.skip ?? 0);
   if (spec.trailingScriptOption && operands.length >= 2 && (operands[0]!.value === "-c" || operands[0]!.value === "--command")) {
     return { kind: "script", script: operands[1]!, label: `${label} -c`, assignments: [], privileged };

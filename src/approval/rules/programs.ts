@@ -1,9 +1,10 @@
 /**
  * Program groups the engine's structural analysis needs, as data: which
  * programs run a script they read (shells, interpreters, SQL clients), which
- * fetch from the network, which decode, which write files, and which options
- * of otherwise read-only tools hold a command to run.
+ * fetch from the network, which decode, which write files, which options
+ * of otherwise read-only tools hold a command to run, and which read or send secrets.
  */
+import type { CommandMatcher } from "./types.js";
 
 /** Shells: `-c SCRIPT`, a script file, or the script on stdin. Parsed with the bash grammar. */
 export const SHELLS: ReadonlySet<string> = new Set([
@@ -189,6 +190,35 @@ export const FILE_WRITERS: Readonly<Record<string, WriterSpec>> = {
   openssl: { operands: "none", option: "-out" },
   "ssh-copy-id": { operands: "none" },
 };
+
+/** Programs whose output holds the content of the files they are given (`cat ~/.ssh/id_rsa`, `tar c ~/.aws`). */
+export const FILE_READERS: ReadonlySet<string> = new Set([
+  "cat", "tac", "head", "tail", "less", "more", "base64", "base32", "basenc", "xxd", "od", "hexdump", "strings", "gzip", "bzip2",
+  "xz", "zstd", "lz4", "tar", "gtar", "bsdtar", "zip", "7z", "gpg", "openssl", "jq", "yq", "grep", "rg", "sed", "awk", "sort", "uniq",
+  "cut", "tr", "nl", "paste", "column", "dd", "pv", "cp", "install", "ssh-keygen",
+]);
+
+/** Programs that print secrets of their own (the environment, exported keys, tokens). */
+export const SECRET_SOURCES: readonly CommandMatcher[] = [
+  { kind: "command", programs: ["printenv", "set"], maxOperands: 0 },
+  { kind: "command", programs: ["env"], maxOperands: 0 },
+  { kind: "command", programs: ["export", "declare", "typeset"], anyOptions: ["-p", "-x"] },
+  { kind: "command", programs: ["gpg", "gpg2"], anyOptions: ["--export-secret-keys", "--export-secret-subkeys"] },
+  { kind: "command", programs: ["aws"], operands: [{ which: 0, equals: ["configure"] }, { which: 1, equals: ["export-credentials", "get"] }] },
+  { kind: "command", programs: ["gh", "glab"], operands: [{ which: 0, equals: ["auth"] }, { which: 1, equals: ["token", "status"] }] },
+  { kind: "command", programs: ["kubectl"], subcommands: ["config"], operands: [{ which: 0, equals: ["view"] }], anyOptions: ["--raw"] },
+  { kind: "command", programs: ["security"], operands: [{ which: 0, pattern: /^find-(?:generic|internet)-password$/ }] },
+  { kind: "command", programs: ["op"], operands: [{ which: 0, equals: ["read", "inject"] }] },
+  { kind: "command", programs: ["doppler", "infisical"], operands: [{ which: 0, equals: ["secrets"] }] },
+  { kind: "command", programs: ["vault"], operands: [{ which: 0, equals: ["read", "kv"] }] },
+  { kind: "command", programs: ["ssh-add"], anyOptions: ["-L"] },
+];
+
+/** Programs that send what they read on stdin to another machine. */
+export const STDIN_SENDERS: ReadonlySet<string> = new Set(["nc", "ncat", "netcat", "socat", "telnet", "openssl", "ssh", "http", "https", "xh", "xhs"]);
+
+/** Programs that copy files they are given to another machine (the last operand, when remote, is where). */
+export const FILE_SENDERS: ReadonlySet<string> = new Set(["scp", "sftp", "rsync", "rclone", "aws", "gsutil", "gcloud", "az", "s3cmd", "gh", "glab", "azcopy"]);
 
 /**
  * Environment variables whose value is a command some program runs
