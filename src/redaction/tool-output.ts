@@ -3,7 +3,7 @@
  *
  * Every built-in tool that hands the model text from the task's environment
  * passes it through here first: terminal's output, the process tool's output
- * (poll, log, wait), read_file's lines, search_files' matching lines, patch's
+ * (poll, log, wait), execute_code's program output, read_file's lines, search_files' matching lines, patch's
  * diff and the file lines its near-miss message quotes. The rules are
  * `redactSecrets`' (redact.ts): private key blocks, authorization headers,
  * vendor token shapes, passwords in URLs, `NAME=value` / `"name": value` /

@@ -35,6 +35,7 @@ import {
   patchExecuteCodeSchema,
   type SandboxToolSummary,
 } from "../code-execution/schema.js";
+import { redactionSwitch, redactText, type RedactOutputOption } from "../redaction/tool-output.js";
 import type { ToolRegistry } from "../registry/tool-registry.js";
 import { registry } from "../registry/singleton.js";
 import type { FunctionSchema, ToolContext, ToolEntry } from "../registry/types.js";
@@ -74,6 +75,12 @@ export interface ExecuteCodeHandlerOptions {
   maxToolCalls?: number;
   /** Default 50,000. */
   maxOutputChars?: number;
+  /**
+   * Replace secrets in the program's output with `[REDACTED]` (the policy every
+   * tool shares: src/redaction/tool-output.ts). Default: config
+   * `terminal.redact_output` (default true), read at each call.
+   */
+  redactOutput?: RedactOutputOption;
 }
 
 class ExecuteCodeArgumentError extends Error {}
@@ -94,10 +101,11 @@ function validateCode(value: unknown): string {
   return value;
 }
 
-/** The model-facing JSON string for a finished run. */
-export function formatExecuteCodeResult(run: RunCodeResult, timeoutSeconds: number): string {
+/** The model-facing JSON string for a finished run (`redact`: secrets in the output replaced). */
+export function formatExecuteCodeResult(run: RunCodeResult, timeoutSeconds: number, redact = true): string {
+  const output = cleanTerminalOutput(run.output);
   const result: ExecuteCodeToolResult = {
-    output: cleanTerminalOutput(run.output),
+    output: redact ? redactText(output) : output,
     exit_code: run.exitCode,
     tool_calls: run.toolCalls,
     error: run.error ?? null,
@@ -110,6 +118,7 @@ export function formatExecuteCodeResult(run: RunCodeResult, timeoutSeconds: numb
 export function createExecuteCodeHandler(options: ExecuteCodeHandlerOptions = {}) {
   // The gate loads on the first program, not when the tool is listed.
   const gate = options.gate ?? (async () => (await import("../approval/default-gate.js")).getApprovalGate());
+  const redact = redactionSwitch(options.redactOutput);
   return async function executeCode(args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
     let code: string;
     let timeoutSeconds: number;
@@ -151,7 +160,7 @@ export function createExecuteCodeHandler(options: ExecuteCodeHandlerOptions = {}
       maxToolCalls: options.maxToolCalls,
       maxOutputChars: options.maxOutputChars,
     });
-    return formatExecuteCodeResult(run, timeoutSeconds);
+    return formatExecuteCodeResult(run, timeoutSeconds, redact());
   };
 }
 
