@@ -45,6 +45,24 @@ export interface Expanded {
 }
 
 const SIMPLE = /^\$(?:([A-Za-z_][A-Za-z0-9_]*)|([0-9@*#!?$-]))$/;
+const INDIRECT = /^\$\{!([A-Za-z_][A-Za-z0-9_]*)\}$/;
+const MAX_NAMEREF_CHAIN = 8;
+
+/** The key under which a nameref (`declare -n ref=x`) records the variable it names (`&ref` → `x`). */
+export function namerefKey(name: string): string {
+  return `&${name}`;
+}
+
+/** The variable `name` stands for, through namerefs. */
+function dereference(name: string, env: Env | null): string {
+  let current = name;
+  for (let i = 0; i < MAX_NAMEREF_CHAIN; i++) {
+    const next = env?.get(namerefKey(current));
+    if (next === undefined) break;
+    current = next;
+  }
+  return current;
+}
 const BRACED = /^\$\{(#)?([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#!?$-])(?:\[([@*]|[0-9]+)\])?\}$/;
 
 /** `$!`: the pid of the last background job, which the command itself started. Kept as written. */
@@ -58,6 +76,12 @@ function lookup(raw: string, env: Env | null): string | string[] | null {
   let name: string;
   let index: string | undefined;
   let length = false;
+  const indirect = INDIRECT.exec(raw);
+  if (indirect) {
+    // `${!ptr}`: the value of the variable whose name is the value of ptr.
+    const target = lookup(`$${indirect[1]}`, env);
+    return typeof target === "string" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(target) ? lookup(`$${target}`, env) : null;
+  }
   const simple = SIMPLE.exec(raw);
   if (simple) name = simple[1] ?? simple[2]!;
   else {
@@ -68,6 +92,7 @@ function lookup(raw: string, env: Env | null): string | string[] | null {
     index = braced[3];
   }
   if (name === "!") return BACKGROUND_PID;
+  name = dereference(name, env);
   if (name === "IFS" && index === undefined) {
     const ifs = env?.get("IFS");
     if (ifs === UNKNOWN_VALUE) return null;

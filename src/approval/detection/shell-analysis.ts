@@ -9,7 +9,7 @@
  */
 import type { Assignment, CompoundCommand } from "../../shell/types.js";
 import { collapse, type Ctx, type Site } from "./analysis-base.js";
-import { arrayKey, UNKNOWN_VALUE } from "./expand.js";
+import { arrayKey, namerefKey, UNKNOWN_VALUE } from "./expand.js";
 import { staticArg, type Arg } from "./model.js";
 import { RunnerAnalysis } from "./runner-analysis.js";
 import {
@@ -282,8 +282,10 @@ export abstract class ShellAnalysis extends RunnerAnalysis {
       const [, name, subscript, plus, value] = m as unknown as [string, string, string | undefined, string, string];
       this.checkEnvVariable(name, { ...a, value }, ctx);
       if (nameref) {
-        ctx.defs.namerefs.set(name, a.static && NAME.test(value) ? value : null);
+        const target = a.static && NAME.test(value) ? value : null;
+        ctx.defs.namerefs.set(name, target);
         forgetVariable(this.env(ctx), name);
+        if (target !== null) this.env(ctx).set(namerefKey(name), target);
         continue;
       }
       const looksLikeArray = value.startsWith("(") && value.endsWith(")");

@@ -288,4 +288,9 @@ export const EMBEDDED_SCRIPTS: readonly EmbeddedScript[] = [
   { programs: ["ssh", "scp", "sftp"], option: "-o", value: /^(?:ProxyCommand|LocalCommand|KnownHostsCommand)\s*[= ]\s*([\s\S]*)$/i },
   { programs: ["rsync"], option: "-e" },
   { programs: ["vim", "vi", "nvim", "ex", "view"], option: "-c", value: /^\s*:?\s*(?:silent!?\s*)?!([\s\S]*)$/ },
+  // Debuggers run shell commands from their command options.
+  { programs: ["gdb"], option: "-ex", value: /^\s*(?:shell|!)\s*([\s\S]*)$/ },
+  { programs: ["gdb"], option: "-iex", value: /^\s*(?:shell|!)\s*([\s\S]*)$/ },
+  { programs: ["lldb"], option: "-o", value: /^\s*platform\s+shell\s+([\s\S]*)$/ },
+  { programs: ["lldb"], option: "-O", value: /^\s*platform\s+shell\s+([\s\S]*)$/ },
 ];
