@@ -62,13 +62,23 @@ interface Acc {
   static: boolean;
   subs: Substitution[];
   brace: boolean;
-  /** The word piece by piece (see `Word.parts`). */
-  parts: WordPart[];
+  /** The word piece by piece (see `Word.parts`); started at the first piece that is not static (most words are static). */
+  parts: WordPart[] | null;
+  /** A quoted piece was seen (`""` is an argument even when empty). */
+  sawQuote: boolean;
   /** Inside `"…"` (expansions there are not split). */
   quoted: number;
 }
 
+/** Starts `acc.parts` with the text read so far, before the first piece that is not static. */
+function startParts(acc: Acc): WordPart[] {
+  if (acc.parts) return acc.parts;
+  acc.parts = acc.value !== "" || acc.sawQuote ? [{ kind: "text", text: acc.value }] : [];
+  return acc.parts;
+}
+
 function addTextPart(acc: Acc, text: string): void {
+  if (!acc.parts) return;
   const last = acc.parts[acc.parts.length - 1];
   if (last?.kind === "text") last.text += text;
   else acc.parts.push({ kind: "text", text });
@@ -76,7 +86,7 @@ function addTextPart(acc: Acc, text: string): void {
 
 /** Resolves one word node (`word`, `string`, `concatenation`, `$'…'`, `$VAR`, `$(…)`, …). */
 export function resolveWord(node: Node, ctx: WordContext, depth: number): Word {
-  const acc: Acc = { value: "", mask: "", static: true, subs: [], brace: false, parts: [], quoted: 0 };
+  const acc: Acc = { value: "", mask: "", static: true, subs: [], brace: false, parts: null, sawQuote: false, quoted: 0 };
   addPiece(acc, node, ctx, depth);
   return finish(acc, ctx.src.slice(node.startIndex, node.endIndex));
 }
@@ -150,7 +160,7 @@ export function isContinuationGap(src: string, from: number, to: number): boolea
 
 function finish(acc: Acc, raw: string): Word {
   const word: Word = { raw, value: acc.value, static: acc.static, substitutions: acc.subs };
-  if (!acc.static) word.parts = acc.parts;
+  if (!acc.static) word.parts = startParts(acc);
   const mask = acc.mask;
   if (acc.brace || (mask.includes("{") && BRACE_RE.test(mask))) word.braceExpansion = true;
   if (mask.charCodeAt(0) === 126 /* ~ */) word.tilde = true;
@@ -226,10 +236,10 @@ function addPiece(acc: Acc, node: Node, ctx: WordContext, depth: number): void {
       return;
     case "command_substitution":
     case "process_substitution":
+      startParts(acc).push({ kind: "substitution", index: acc.subs.length, quoted: acc.quoted > 0 });
       acc.static = false;
       acc.value += src.slice(node.startIndex, node.endIndex);
       acc.mask += QUOTED;
-      acc.parts.push({ kind: "substitution", index: acc.subs.length, quoted: acc.quoted > 0 });
       acc.subs.push(ctx.substitution(node, depth));
       return;
     default:
@@ -275,6 +285,7 @@ function addRaw(acc: Acc, text: string): void {
 }
 
 function addQuoted(acc: Acc, text: string): void {
+  acc.sawQuote = true;
   acc.value += text;
   acc.mask += QUOTED;
   addTextPart(acc, text);
@@ -282,11 +293,11 @@ function addQuoted(acc: Acc, text: string): void {
 
 /** Parts that need running something: kept as written, their substitutions collected. */
 function addDynamic(acc: Acc, node: Node, ctx: WordContext, depth: number): void {
-  acc.static = false;
   const raw = ctx.src.slice(node.startIndex, node.endIndex);
+  startParts(acc).push({ kind: "expansion", raw, quoted: acc.quoted > 0 });
+  acc.static = false;
   acc.value += raw;
   acc.mask += QUOTED;
-  acc.parts.push({ kind: "expansion", raw, quoted: acc.quoted > 0 });
   collectSubstitutions(node, ctx, depth, acc.subs);
 }
 
@@ -320,6 +331,7 @@ function addDoubleQuoted(acc: Acc, node: Node, ctx: WordContext, depth: number):
   const last = children[children.length - 1];
   if (children.length > 1 && last && last.type === '"' && !last.isMissing) end = last.startIndex;
   // `""` is an (empty) argument of its own.
+  acc.sawQuote = true;
   addTextPart(acc, "");
   acc.quoted++;
   try {

@@ -20,6 +20,11 @@ for (const m of SECRET_SOURCES) {
   for (const p of m.programs) SOURCES.set(p, [...(SOURCES.get(p) ?? []), compiled]);
 }
 
+/** Programs `printsSecret` may say yes for. */
+export function mayPrintSecret(program: string): boolean {
+  return FILE_READERS.has(program) || SOURCES.has(program);
+}
+
 /** A file whose content is a secret: a credential (not a public key), a `.env` file, a history file, an environ. */
 export function isSecretPath(value: string, isStatic: boolean): boolean {
   if (/^\/proc\/(?:self|\d+|\$\$)\/environ$/.test(value)) return true;

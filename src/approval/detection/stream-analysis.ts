@@ -10,10 +10,10 @@ import { DECODERS, NETWORK_FETCHERS, PASS_THROUGH } from "../rules/programs.js";
 import { AnalysisBase, MAX_STREAM_DEPTH, MAX_WRAPPERS, emptyStream, type Ctx } from "./analysis-base.js";
 import type { Arg } from "./model.js";
 import { parseArgs } from "./parse-args.js";
-import { isSecretPath, printsSecret } from "./secrets.js";
+import { isSecretPath, mayPrintSecret, printsSecret } from "./secrets.js";
 import { decode, echoOutput, printfOutput, type Stream } from "./streams.js";
 import { basename, resolveWord, type Env, type SubstitutionOutput } from "./words.js";
-import { unwrapOnce, wrapperKey } from "./wrappers.js";
+import { unwrapOnce, WRAPPERS, wrapperKey } from "./wrappers.js";
 
 export abstract class StreamAnalysis extends AnalysisBase {
   /** Resolves a command's words, putting in substitution outputs that are known. */
@@ -110,7 +110,9 @@ export abstract class StreamAnalysis extends AnalysisBase {
 
   /** Reads the command's own arguments (behind sudo/env/…): does it print a secret? */
   private printsSecret(cmd: SimpleCommand, ctx: Ctx): boolean {
-    if (cmd.argv.length === 0) return false;
+    const first = cmd.argv[0];
+    // Cheap test first: a program that neither reads files nor prints secrets, nor runs another.
+    if (!first || (first.static && !mayPrintSecret(basename(first.value)) && !WRAPPERS[basename(first.value)])) return false;
     let args = this.resolveArgs(cmd.argv, ctx);
     for (let step = 0; step < MAX_WRAPPERS && args[0]?.static; step++) {
       const key = wrapperKey(basename(args[0].value), args);

@@ -291,11 +291,15 @@ const ASSIGNMENT_RE = /^[A-Za-z_][A-Za-z0-9_]*=/;
 /** Programs whose wrapper entries sit behind a subcommand (`docker exec`, `git submodule`). */
 const SUBCOMMAND_WRAPPERS: ReadonlySet<string> = new Set(["docker", "podman", "docker-compose", "kubectl", "oc", "git", "npm", "pnpm", "yarn", "uv", "poetry", "pipenv", "pipx", "bundle", "conda", "mise", "direnv", "nix", "doppler", "op", "infisical", "dotenvx", "aws-vault", "tmux"]);
 
-const SUBCOMMAND_WORDS: ReadonlySet<string> = new Set(
-  Object.keys(WRAPPERS)
-    .filter((k) => k.includes(" "))
-    .map((k) => k.slice(k.lastIndexOf(" ") + 1)),
-);
+/** Per program, the words that select a wrapper subcommand (`docker` → exec, compose …). */
+const SUBCOMMAND_WORDS = new Map<string, Set<string>>();
+for (const k of Object.keys(WRAPPERS)) {
+  if (!k.includes(" ")) continue;
+  const program = k.slice(0, k.indexOf(" "));
+  let words = SUBCOMMAND_WORDS.get(program);
+  if (!words) SUBCOMMAND_WORDS.set(program, (words = new Set()));
+  for (const w of k.split(" ").slice(1)) words.add(w);
+}
 
 export interface WrapperKey {
   key: string;
@@ -308,8 +312,9 @@ export function wrapperKey(program: string, args: readonly Arg[]): WrapperKey | 
   const plain = WRAPPERS[program] ? { key: program, start: 1 } : undefined;
   if (!SUBCOMMAND_WRAPPERS.has(program)) return plain;
   // Cheap test first: none of the subcommand words is there (`git log …`).
+  const words = SUBCOMMAND_WORDS.get(program);
   let candidate = false;
-  for (let i = 1; i < args.length; i++) if (SUBCOMMAND_WORDS.has(args[i]!.value)) candidate = true;
+  if (words) for (let i = 1; i < args.length && !candidate; i++) if (words.has(args[i]!.value)) candidate = true;
   if (!candidate) return plain;
   const parsed = parseArgs(program, args.slice(1));
   for (let n = Math.min(parsed.subcommands.length, 2); n >= 1; n--) {
