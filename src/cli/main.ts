@@ -78,10 +78,10 @@ function buildProgram(): Command {
 
   program
     .command("check")
-    .description("Check commands with the dangerous-command detection (what the approval gate would see).")
+    .description("Check commands with the dangerous-command detection (what the approval gate would see). Exit status: 0 safe, 1 needs approval, 3 hardline, 2 usage error.")
     .argument("[command]", "the command to check")
     .option("--stdin", "read commands from stdin, one JSON string per line; print one JSON object per line")
-    .option("--json", "print JSON: {command,dangerous,hardline,analysable,matches:[{rule,description}]}")
+    .option("--json", "print JSON: {command,verdict,dangerous,hardline,analysable,unanalysable,matches:[{rule,description,category,hardline,prefix,id}]}")
     .action(async (command: string | undefined, options: { stdin?: boolean; json?: boolean }) => {
       const { checkOne, checkStdin } = await import("./commands/check.js");
       if (options.stdin) {
