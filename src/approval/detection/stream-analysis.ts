@@ -11,7 +11,7 @@ import { AnalysisBase, MAX_STREAM_DEPTH, MAX_WRAPPERS, emptyStream, type Ctx } f
 import type { Arg } from "./model.js";
 import { parseArgs } from "./parse-args.js";
 import { isSecretPath, mayPrintSecret, printsSecret } from "./secrets.js";
-import { decode, echoOutput, printfOutput, type Stream } from "./streams.js";
+import { decode, echoOutput, mktempOutput, printfOutput, type Stream } from "./streams.js";
 import { basename, resolveWord, type Env, type SubstitutionOutput } from "./words.js";
 import { unwrapOnce, WRAPPERS, wrapperKey } from "./wrappers.js";
 
@@ -115,15 +115,16 @@ export abstract class StreamAnalysis extends AnalysisBase {
     if (!first || (first.static && !mayPrintSecret(basename(first.value)) && !WRAPPERS[basename(first.value)])) return false;
     let args = this.resolveArgs(cmd.argv, ctx);
     for (let step = 0; step < MAX_WRAPPERS && args[0]?.static; step++) {
-      const key = wrapperKey(basename(args[0].value), args);
-      if (!key) break;
+      const program = basename(args[0].value);
+      // `env` alone prints the environment; `sudo cat ~/.ssh/id_rsa` prints what cat reads.
+      if (mayPrintSecret(program) && printsSecret(parseArgs(program, args.slice(1)))) return true;
+      const key = wrapperKey(program, args);
+      if (!key) return false;
       const u = unwrapOnce(key, args);
       if (u.kind !== "command") return false;
       args = u.args;
     }
-    if (!args[0]?.static) return false;
-    const program = basename(args[0].value);
-    return printsSecret(parseArgs(program, args.slice(1)));
+    return false;
   }
 
   private streamOf(cmd: SimpleCommand | CompoundCommand, input: Stream | null, ctx: Ctx): Stream {
@@ -180,6 +181,7 @@ export abstract class StreamAnalysis extends AnalysisBase {
       return { text, network, decoded, origin };
     }
     if (NETWORK_FETCHERS.has(program)) return { text: null, network: true, decoded: inDec, origin };
+    if (program === "mktemp" && allStatic) return { text: mktempOutput(values.map((a) => a.value)), network: false, decoded: false, origin };
     if (program === "cat" || program === "tac") {
       const files = values.filter((a) => !(a.static && a.value.startsWith("-") && a.value !== "-"));
       if (files.length === 0 || (files.length === 1 && files[0]!.value === "-")) {

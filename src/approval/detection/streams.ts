@@ -161,3 +161,25 @@ function translate(text: string, args: readonly string[]): string | null {
   for (const ch of text) out += map.get(ch) ?? ch;
   return out;
 }
+
+/**
+ * What `mktemp [-d] [-t] [-p DIR|--tmpdir[=DIR]] [TEMPLATE]` prints, with the random part
+ * left as X: a name in the temporary directory (`/tmp` standing for `$TMPDIR`), or the
+ * template in the working directory. Enough to tell where later writes to it go.
+ */
+export function mktempOutput(args: readonly string[]): string {
+  let dir: string | null = null;
+  let template: string | null = null;
+  let inTmp = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === "-p" || a === "--tmpdir") {
+      dir = args[i + 1] !== undefined && !args[i + 1]!.startsWith("-") ? args[++i]! : "/tmp";
+    } else if (a.startsWith("--tmpdir=")) dir = a.slice("--tmpdir=".length);
+    else if (/^-[dqtuV]+$/.test(a)) inTmp ||= a.includes("t");
+    else if (!a.startsWith("-")) template = a;
+  }
+  const name = template ?? "tmp.XXXXXXXXXX";
+  if (dir !== null) return `${dir.replace(/\/+$/, "")}/${name}\n`;
+  return template === null || inTmp ? `/tmp/${name}\n` : `${name}\n`;
+}
