@@ -42,6 +42,16 @@ describe("1. word splitting and indirection", () => {
     expectRule("IFS=$(cat sep); cmd=$1; $cmd", "unanalysable");
   });
 
+  it("works out ${x%pat}, ${x##pat}, ${x/a/b}, ${x,,}, ${x:1:2} on known values", () => {
+    expectHardline("p=/usr/bin/rm; ${p##*/} -rf /");
+    expectHardline("c=RM; ${c,,} -rf /");
+    expectHardline("c=xrmx; ${c:1:2} -rf /");
+    expectHardline("c=rn; ${c/n/m} -rf /");
+    expectRule('x=/etc/passwd.bak; cp a "${x%.bak}"', "credential-file-write");
+    expectSafe('for f in config/*.yaml.tpl; do envsubst < "$f" > "${f%.tpl}"; done');
+    expectRule('"${TOOL:-rm}" -rf build', "unanalysable");
+  });
+
   it("resolves namerefs, ${!name}, arrays, +=, printf -v, set --", () => {
     expectHardline("declare -n r=x; x=ls; r=rm; $x -rf /");
     expectHardline("local -n r=x 2>/dev/null; x=ls; r=rm; $x -rf /");
@@ -62,9 +72,15 @@ describe("1. word splitting and indirection", () => {
     }
   });
 
-  it("a branch's assignment is unknown after it; a subshell's is dropped; eval's stays", () => {
-    expectRule("x=rm; true || x=ls; $x -rf /", "unanalysable");
-    expectRule("x=rm; if false; then x=ls; fi; $x -rf /", "unanalysable");
+  it("a branch's assignment leaves alternatives (each one judged) or the unknown; a subshell's is dropped; eval's stays", () => {
+    // Literal alternatives are all followed: the command is judged for each of them.
+    expectHardline("x=rm; true || x=ls; $x -rf /");
+    expectHardline("x=rm; if false; then x=ls; fi; $x -rf /");
+    expectHardline("if c; then x=rm; else x=ls; fi; $x -rf /");
+    expectSafe("if command -v rg >/dev/null; then s=rg; else s=grep; fi; $s -n TODO src");
+    expectSafe("PM=pnpm; command -v pnpm >/dev/null || PM=npm; $PM install");
+    // A value only known at run time in one branch makes it unknown.
+    expectRule("x=ls; if c; then x=$(cat f); fi; $x", "unanalysable");
     // A background job is a subshell: its assignment never reaches the next command.
     expectHardline("x=rm; x=ls & $x -rf /");
     expectHardline("x=rm; (x=ls); $x -rf /");

@@ -14,7 +14,7 @@ import { canonicalPrefix, parseArgs, plainPrefix, quoteForPrefix } from "./parse
 import { classifyPath, inDirectory, normalisePath } from "./paths.js";
 import { EMBEDDED_BY_PROGRAM } from "./program-analysis.js";
 import { ShellAnalysis } from "./shell-analysis.js";
-import { forgetAllVariables, newDefinitions } from "./shell-state.js";
+import { alternativeCombinations, forgetAllVariables, invalidateChanges, mergeBranches, newDefinitions } from "./shell-state.js";
 import { RULES_BY_ID, WRITE_RULES, isInert, matchCommand, matchersFor } from "./rule-index.js";
 import type { Stream } from "./streams.js";
 import { basename, resolveWord } from "./words.js";
@@ -112,27 +112,55 @@ class Analysis extends ShellAnalysis {
 
   /** Loops and conditionals: each body may run or not, any number of times. */
   private walkBranches(c: CompoundCommand, ctx: Ctx): void {
+    // `if … then … else … fi`: one of the branches runs, so what they all set is known as alternatives.
+    if (c.type === "if" && c.bodies.length >= 3 && c.bodies.length % 2 === 1) {
+      this.walkScript(c.bodies[0]!, ctx);
+      const ends: (Map<string, string> | null)[] = [];
+      for (let i = 1; i < c.bodies.length; i++) {
+        const inner: Ctx = { ...ctx, env: ctx.env ? new Map(ctx.env) : null };
+        this.walkScript(c.bodies[i]!, inner);
+        const isCondition = i % 2 === 0 && i < c.bodies.length - 1;
+        if (isCondition) invalidateChanges((ctx.env ??= new Map()), inner.env);
+        else ends.push(inner.env);
+        if (inner.cwd !== ctx.cwd) ctx.cwd = null;
+      }
+      mergeBranches((ctx.env ??= new Map()), ends);
+      return;
+    }
     const loopVar = c.type === "for" ? /^\s*(?:for|select)\s+([A-Za-z_][A-Za-z0-9_]*)\b/.exec(c.text)?.[1] : undefined;
-    // A glob stays a pattern (`for f in /etc/*.conf` → `$f` is `/etc/*.conf`): paths are classified the same way.
-    if (loopVar && c.words.length > 0 && c.words.length <= MAX_LOOP_VALUES && c.words.every((w) => w.static)) {
-      for (const w of c.words) {
-        const values = w.braceExpansion ? [] : [w.value];
-        if (w.braceExpansion) {
-          const out: Arg[] = [];
-          resolveWord(w, null, null, out);
-          for (const a of out) values.push(a.value);
-        }
-        for (const value of values) {
-          this.inScope(ctx, "invalidate", (inner) => {
-            (inner.env ??= new Map()).set(loopVar, value);
-            for (const body of c.bodies) this.walkScript(body, inner);
-          });
-        }
+    // The values, when they are known (literal words, known variables and arrays); a glob stays a
+    // pattern (`for f in /etc/*.conf` → `$f` is `/etc/*.conf`): paths are classified the same way.
+    const values = loopVar && c.words.length > 0 ? this.loopValues(c, ctx) : null;
+    if (loopVar && values) {
+      for (const value of values) {
+        this.inScope(ctx, "invalidate", (inner) => {
+          (inner.env ??= new Map()).set(loopVar, value);
+          for (const body of c.bodies) this.walkScript(body, inner);
+        });
       }
       return;
     }
     if (loopVar) this.forgetLoopVariable(ctx, loopVar);
     for (const body of c.bodies) this.inScope(ctx, "invalidate", (inner) => this.walkScript(body, inner));
+  }
+
+  /** A `for` loop's values when all are known, at most MAX_LOOP_VALUES of them. */
+  private loopValues(c: CompoundCommand, ctx: Ctx): string[] | null {
+    const out: string[] = [];
+    for (const w of c.words) {
+      if (w.static && !w.braceExpansion) out.push(w.value);
+      else {
+        const args = w.static ? [] : this.resolveArgs([w], ctx);
+        if (w.static) {
+          const expanded: Arg[] = [];
+          resolveWord(w, null, null, expanded);
+          for (const a of expanded) out.push(a.value);
+        } else if (args.every((a) => a.static)) for (const a of args) out.push(a.value);
+        else return null;
+      }
+      if (out.length > MAX_LOOP_VALUES) return null;
+    }
+    return out;
   }
 
   private forgetLoopVariable(ctx: Ctx, name: string): void {
@@ -160,7 +188,22 @@ class Analysis extends ShellAnalysis {
     if (calls >= 2 || (calls >= 1 && background)) this.finding("fork-bomb", collapse(c.text), ctx);
   }
 
+  /**
+   * A command whose words use variables that hold one of a few literal values (set in branches)
+   * is walked once per combination of values (at most MAX_VARIANTS), each in a scope of its own.
+   */
   protected walkSimple(cmd: SimpleCommand, ctx: Ctx, pipeInput: (() => Stream | null) | null, flow?: string): void {
+    const combos = ctx.env && cmd.argv.length > 0 ? alternativeCombinations(cmd, ctx.env) : null;
+    if (!combos) return this.walkSimpleOnce(cmd, ctx, pipeInput, flow);
+    for (const combo of combos) {
+      this.inScope(ctx, "invalidate", (inner) => {
+        for (const [name, value] of combo) inner.env!.set(name, value);
+        this.walkSimpleOnce(cmd, inner, pipeInput, flow);
+      });
+    }
+  }
+
+  private walkSimpleOnce(cmd: SimpleCommand, ctx: Ctx, pipeInput: (() => Stream | null) | null, flow?: string): void {
     for (const a of cmd.assignments) this.walkWordSubs(a.value, ctx);
     for (const w of cmd.argv) this.walkWordSubs(w, ctx);
     for (const r of cmd.redirects) this.walkRedirectSubs(r, ctx);
@@ -210,7 +253,7 @@ class Analysis extends ShellAnalysis {
     if (!spec) return;
     const prefix = `${name}=${quoteForPrefix(value.value, value.static)}`;
     if (spec.flag) this.finding("exec-env", prefix, ctx);
-    else if (value.static && value.value.trim() !== "") this.walkSource(value.value, this.child(ctx, `${name}=`));
+    else if (value.static && value.value.trim() !== "") this.walkSource(spec.strip ? value.value.replace(spec.strip, "") : value.value, this.child(ctx, `${name}=`));
   }
 
   protected redirectWrites(redirects: readonly Redirect[], commandPrefix: string, ctx: Ctx, local: LocalMatches): void {

@@ -20,6 +20,27 @@ export type Env = ReadonlyMap<string, string>;
 /** Marks a variable (IFS) whose value is only known when it runs. */
 export const UNKNOWN_VALUE = "\u0000";
 
+/**
+ * A variable that holds one of a few literal values, depending on a branch
+ * (`if …; then s=rg; else s=grep; fi`): `ALTERNATIVES` then the values, NUL-separated.
+ * Expansion treats it as unknown; the walk evaluates a command once per value (shell-analysis.ts).
+ */
+const ALTERNATIVES = "\u0000|";
+
+export function alternativesValue(values: readonly string[]): string {
+  return ALTERNATIVES + values.join("\u0000");
+}
+
+/** The possible values of a variable's stored value: one when plain, several for alternatives, null when unknown. */
+export function possibleValues(stored: string | undefined): string[] | null {
+  if (stored === undefined || stored === UNKNOWN_VALUE) return null;
+  return stored.startsWith(ALTERNATIVES) ? stored.slice(ALTERNATIVES.length).split("\u0000") : [stored];
+}
+
+export function isAlternatives(stored: string | undefined): boolean {
+  return stored !== undefined && stored.startsWith(ALTERNATIVES);
+}
+
 /** The key of an array's elements in `Env`. */
 export function arrayKey(name: string): string {
   return `${name}[@]`;
@@ -64,6 +85,78 @@ function dereference(name: string, env: Env | null): string {
   return current;
 }
 const BRACED = /^\$\{(#)?([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#!?$-])(?:\[([@*]|[0-9]+)\])?\}$/;
+/** `${name OP WORD}`: the operators worked out here when NAME and WORD are known. */
+const OPERATOR = /^\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9]+)(%%|%|##|#|:-|-|:\+|\+|\/\/|\/|\^\^|,,|\^|,|:(?=\d))([\s\S]*)\}$/;
+
+/** A bash pattern (`*`, `?`, `[…]`) as a regular expression body. */
+function patternSource(pattern: string): string {
+  let re = "";
+  for (let i = 0; i < pattern.length; i++) {
+    const ch = pattern[i]!;
+    if (ch === "*") re += "[\\s\\S]*";
+    else if (ch === "?") re += "[\\s\\S]";
+    else if (ch === "[") {
+      const close = pattern.indexOf("]", i + 2);
+      if (close < 0) re += "\\[";
+      else {
+        re += `[${pattern.slice(i + 1, close).replace(/^!/, "^").replace(/\\/g, "\\\\")}]`;
+        i = close;
+      }
+    } else if (ch === "\\" && i + 1 < pattern.length) re += pattern[++i]!.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    else re += ch.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  }
+  return re;
+}
+
+/** `${name%pat}`, `${name##pat}`, `${name/pat/rep}`, `${name:-word}`, `${name^^}`, `${name:1:3}`. */
+function operate(value: string | undefined, op: string, word: string): string | null {
+  if (op === ":-") return value !== undefined && value !== "" ? value : word;
+  if (op === "-") return value !== undefined ? value : word;
+  if (op === ":+") return value !== undefined && value !== "" ? word : "";
+  if (op === "+") return value !== undefined ? word : "";
+  if (value === undefined) return null;
+  switch (op) {
+    case "%":
+    case "%%": {
+      // The shortest (%) or longest (%%) suffix that matches goes.
+      const re = new RegExp(`^${patternSource(word)}$`);
+      const starts = [...Array(value.length + 1).keys()];
+      for (const i of op === "%" ? starts.reverse() : starts) if (re.test(value.slice(i))) return value.slice(0, i);
+      return value;
+    }
+    case "#":
+    case "##": {
+      // The shortest (#) or longest (##) prefix that matches goes.
+      const re = new RegExp(`^${patternSource(word)}$`);
+      const ends = [...Array(value.length + 1).keys()];
+      for (const i of op === "#" ? ends : ends.reverse()) if (re.test(value.slice(0, i))) return value.slice(i);
+      return value;
+    }
+    case "/":
+    case "//": {
+      const slash = word.search(/(?<!\\)\//);
+      const pattern = slash < 0 ? word : word.slice(0, slash);
+      const replacement = slash < 0 ? "" : word.slice(slash + 1);
+      if (pattern === "") return value;
+      return value.replace(new RegExp(patternSource(pattern), op === "//" ? "g" : ""), () => replacement);
+    }
+    case "^^":
+      return value.toUpperCase();
+    case ",,":
+      return value.toLowerCase();
+    case "^":
+      return value.charAt(0).toUpperCase() + value.slice(1);
+    case ",":
+      return value.charAt(0).toLowerCase() + value.slice(1);
+    case ":": {
+      const m = /^(\d+)(?::(\d+))?$/.exec(word);
+      if (!m) return null;
+      return m[2] === undefined ? value.slice(Number(m[1])) : value.slice(Number(m[1]), Number(m[1]) + Number(m[2]));
+    }
+    default:
+      return null;
+  }
+}
 
 /** `$!`: the pid of the last background job, which the command itself started. Kept as written. */
 const BACKGROUND_PID = "$!";
@@ -86,7 +179,16 @@ function lookup(raw: string, env: Env | null): string | string[] | null {
   if (simple) name = simple[1] ?? simple[2]!;
   else {
     const braced = BRACED.exec(raw);
-    if (!braced) return null;
+    if (!braced) {
+      const op = OPERATOR.exec(raw);
+      // WORD with expansions of its own is not worked out here.
+      if (!op || /[$`]/.test(op[3]!)) return null;
+      const stored = env?.get(dereference(op[1]!, env));
+      if (stored === UNKNOWN_VALUE || isAlternatives(stored)) return null;
+      // A variable the command did not set may come from the environment: unknown, whatever the operator.
+      if (stored === undefined) return null;
+      return operate(stored, op[2]!, op[3]!.replace(/^(["'])([\s\S]*)\1$/, "$2"));
+    }
     length = braced[1] !== undefined;
     name = braced[2]!;
     index = braced[3];
@@ -112,7 +214,7 @@ function lookup(raw: string, env: Env | null): string | string[] | null {
   let value: string | undefined;
   if (index !== undefined && index !== "0") value = env?.get(arrayKey(name))?.split("\0")[Number(index)];
   else value = env?.get(name);
-  if (value === undefined || value === UNKNOWN_VALUE) return null;
+  if (value === undefined || value === UNKNOWN_VALUE || isAlternatives(value)) return null;
   return length ? String(value.length) : value;
 }
 

@@ -617,9 +617,9 @@ export const PROGRAM_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   rsync: {
     flags: "vqcarRbuldLkKHpEAXogDtOJSnWxCzPhiFm0s8T",
     values: "eBfT",
-    long: ["verbose", "quiet", "archive", "recursive", "delete", "delete-before", "delete-during", "delete-delay", "delete-after", "delete-excluded", "remove-source-files", "dry-run", "compress", "progress", "partial", "checksum", "update", "inplace", "append", "links", "hard-links", "perms", "times", "human-readable", "stats", "itemize-changes", "force", "existing", "ignore-existing", "no-motd"],
+    long: ["verbose", "quiet", "archive", "recursive", "del", "delete", "delete-before", "delete-during", "delete-delay", "delete-after", "delete-excluded", "remove-source-files", "dry-run", "compress", "progress", "partial", "checksum", "update", "inplace", "append", "links", "hard-links", "perms", "times", "human-readable", "stats", "itemize-changes", "force", "existing", "ignore-existing", "no-motd"],
     longValues: ["rsh", "rsync-path", "exclude", "include", "exclude-from", "include-from", "filter", "files-from", "backup-dir", "suffix", "temp-dir", "chmod", "chown", "timeout", "bwlimit", "log-file", "password-file", "port", "out-format", "info", "debug", "max-size", "min-size", "max-delete"],
-    canonical: { "--rsh": "-e", "--recursive": "-r", "--archive": "-a", "--dry-run": "-n" },
+    canonical: { "--rsh": "-e", "--recursive": "-r", "--archive": "-a", "--dry-run": "-n", "--del": "--delete-during" },
   },
   zip: { flags: "rRjqvmTudfFgDXyzloAJ0123456789", values: "bnstxiP", long: ["recurse-paths", "quiet", "verbose", "test", "move"], longValues: ["unzip-command", "password", "temp-path", "suffixes", "exclude", "include"], canonical: { "--unzip-command": "-TT" } },
   vim: VIM,

@@ -179,6 +179,15 @@ function listOf(text: string, lang: PayloadLanguage): string[] | null {
   return out;
 }
 
+/** The elements of a list literal, each its literal value or null when computed; null when `text` is not a list. */
+function mixedList(text: string, lang: PayloadLanguage): (string | null)[] | null {
+  const t = text.trim();
+  if (!((t.startsWith("[") && t.endsWith("]")) || (t.startsWith("(") && t.endsWith(")")))) return null;
+  return splitArgs(t.slice(1, -1), lang)
+    .filter((item) => item !== "")
+    .map((item) => literalOf(item, lang));
+}
+
 function argument(text: string, lang: PayloadLanguage): PayloadArgument {
   const literal = literalOf(text, lang);
   return { text, literal, list: literal === null ? listOf(text, lang) : null };
@@ -242,7 +251,7 @@ function fill(template: readonly string[], args: readonly PayloadArgument[]): { 
   return { argv, dynamic };
 }
 
-function runExec(args: readonly PayloadArgument[], from: number, via: string, out: PayloadAnalysis, shellFallback: boolean): void {
+function runExec(args: readonly PayloadArgument[], from: number, via: string, out: PayloadAnalysis, shellFallback: boolean, language: PayloadLanguage): void {
   const first = args[from];
   if (!first) return;
   if (first.list) {
@@ -258,10 +267,16 @@ function runExec(args: readonly PayloadArgument[], from: number, via: string, ou
     out.argvs.push({ argv: [first.literal, ...second.list], dynamic: [false, ...second.list.map(() => false)], via });
     return;
   }
-  const rest = args.slice(from);
-  if (rest.length > 1 && !shellFallback && rest.every((a) => a.literal !== null)) {
-    const argv = rest.map((a) => a.literal!);
-    out.argvs.push({ argv, dynamic: argv.map(() => false), via });
+  // `spawn("sh", ["-c", code])`: a list with computed elements is an argv with unknown words.
+  const mixed = second ? mixedList(second.text, language) : null;
+  if (mixed) {
+    out.argvs.push({ argv: [first.literal, ...mixed.map((m) => m ?? "$COMPUTED")], dynamic: [false, ...mixed.map((m) => m === null)], via });
+    return;
+  }
+  // Several arguments are an argv (`exec "/bin/sh", "-c", $ARGV[0]`); keyword arguments and option objects are not part of it.
+  const positional = args.slice(from).filter((a) => !/^\s*(?:[A-Za-z_]\w*\s*=(?!=)|\{|:\w+\s*=>)/.test(a.text));
+  if (positional.length > 1 && !shellFallback) {
+    out.argvs.push({ argv: positional.map((a) => a.literal ?? "$COMPUTED"), dynamic: positional.map((a) => a.literal === null), via });
     return;
   }
   out.scripts.push({ text: first.literal, via });
@@ -350,7 +365,7 @@ export function analysePayload(code: string, lang: PayloadLanguage): PayloadAnal
           break;
         }
         case "exec":
-          runExec(args, 0, via, out, /shell\s*[=:]\s*(?:True|true|1)/.test(args.map((a) => a.text).join(",")));
+          runExec(args, 0, via, out, /shell\s*[=:]\s*(?:True|true|1)/.test(args.map((a) => a.text).join(",")), lang);
           break;
         case "argv-from": {
           const rest = args.slice(use.from);

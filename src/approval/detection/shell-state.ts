@@ -11,8 +11,8 @@
  * unknown after it; what `source`, a computed `eval` or an unknown nameref can
  * change makes every variable unknown.
  */
-import type { CompoundCommand } from "../../shell/types.js";
-import { arrayKey, UNKNOWN_VALUE } from "./expand.js";
+import type { CompoundCommand, SimpleCommand } from "../../shell/types.js";
+import { alternativesValue, arrayKey, isAlternatives, possibleValues, UNKNOWN_VALUE } from "./expand.js";
 import type { Arg } from "./model.js";
 
 export interface Definitions {
@@ -85,17 +85,74 @@ export function setArray(env: Variables, name: string, elements: readonly string
   }
 }
 
+/** Most literal values a variable is followed with across branches; more makes it unknown. */
+const MAX_ALTERNATIVES = 4;
+
+/** `outer[key]` may be any of `values` (each a stored value): alternatives, or unknown when too many or any unknown. */
+function setPossible(outer: Variables, key: string, stored: readonly (string | undefined)[]): void {
+  const bracket = key.indexOf("[");
+  const name = bracket > 0 ? key.slice(0, bracket) : key;
+  const all: string[] = [];
+  for (const v of stored) {
+    const values = possibleValues(v);
+    if (values === null) return forgetVariable(outer, name);
+    for (const x of values) if (!all.includes(x)) all.push(x);
+  }
+  // Arrays, the IFS, namerefs and positional parameters are not followed as alternatives.
+  if (all.length === 0 || all.length > MAX_ALTERNATIVES || bracket > 0 || key === "IFS" || key.startsWith("&") || isPositionalKey(key)) return forgetVariable(outer, name);
+  outer.set(key, all.length === 1 ? all[0]! : alternativesValue(all));
+}
+
 /**
  * After a scope that may not have run, or run more than once (a branch, a loop body, the
- * right side of `&&`): every variable it changed is unknown in `outer`. Positional
- * parameters are left alone when `keepPositional` (a function call has its own).
+ * right side of `&&`): a variable it changed holds its old or its new value afterwards
+ * (alternatives when both are literal), else it is unknown. Positional parameters are left
+ * alone when `keepPositional` (a function call has its own).
  */
 export function invalidateChanges(outer: Variables, inner: ReadonlyMap<string, string> | null, keepPositional = false): void {
   const keys = new Set<string>([...outer.keys(), ...(inner?.keys() ?? [])]);
   for (const key of keys) {
     if (keepPositional && isPositionalKey(key)) continue;
     if (outer.get(key) === inner?.get(key)) continue;
-    const bracket = key.indexOf("[");
-    forgetVariable(outer, bracket > 0 ? key.slice(0, bracket) : key);
+    setPossible(outer, key, [outer.get(key), inner?.get(key)]);
   }
+}
+
+/** After `if … else …`: exactly one branch ran, so a variable holds what one of them left. */
+export function mergeBranches(outer: Variables, branches: readonly (ReadonlyMap<string, string> | null)[]): void {
+  const keys = new Set<string>(outer.keys());
+  for (const b of branches) for (const k of b?.keys() ?? []) keys.add(k);
+  for (const key of keys) {
+    const values = branches.map((b) => b?.get(key));
+    if (values.every((v) => v === outer.get(key))) continue;
+    setPossible(outer, key, values);
+  }
+}
+
+const VARIABLE_USE = /\$\{?#?([A-Za-z_][A-Za-z0-9_]*)/g;
+
+/**
+ * The combinations of values to walk `cmd` with when its words use variables that hold
+ * alternatives (each a list of [name, value]); null when none does. At most `MAX_VARIANTS`
+ * combinations: beyond that the variables stay unknown.
+ */
+export function alternativeCombinations(cmd: SimpleCommand, env: ReadonlyMap<string, string>, max = 8): [string, string][][] | null {
+  const names = new Set<string>();
+  const words = [...cmd.argv, ...cmd.redirects.map((r) => r.target)];
+  for (const w of words) {
+    for (const part of w.parts ?? []) {
+      if (part.kind !== "expansion") continue;
+      for (const m of part.raw.matchAll(VARIABLE_USE)) if (isAlternatives(env.get(m[1]!))) names.add(m[1]!);
+    }
+  }
+  if (names.size === 0) return null;
+  let combos: [string, string][][] = [[]];
+  for (const name of names) {
+    const values = possibleValues(env.get(name))!;
+    const next: [string, string][][] = [];
+    for (const combo of combos) for (const v of values) next.push([...combo, [name, v]]);
+    if (next.length > max) return null;
+    combos = next;
+  }
+  return combos;
 }

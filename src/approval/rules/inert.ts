@@ -33,4 +33,9 @@ export const INERT_COMMANDS: readonly CommandMatcher[] = [
   { kind: "command", programs: ["docker-compose", "podman-compose"], anyOptions: ["--dry-run"] },
   { kind: "command", programs: ["pulumi"], anyOptions: ["--preview-only"] },
   { kind: "command", programs: ["rclone"], anyOptions: ["--dry-run", "-n"] },
+  { kind: "command", programs: ["git"], subcommands: ["filter-repo"], anyOptions: ["--analyze", "--dry-run"] },
+  { kind: "command", programs: ["git-filter-repo"], anyOptions: ["--analyze", "--dry-run"] },
+  // Framework CLIs behind an interpreter: `php artisan migrate:fresh --help`, `python manage.py flush --help`.
+  { kind: "command", programs: ["php", "python"], operands: [{ which: 0, pattern: /(?:^|\/)(?:artisan|manage\.py)$/ }, { equals: ["--help", "-h"] }] },
+  { kind: "command", programs: ["artisan", "manage.py", "django-admin", "rails", "rake", "prisma"], anyOptions: ["--help", "-h"] },
 ];

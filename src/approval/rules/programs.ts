@@ -225,7 +225,7 @@ export const FILE_SENDERS: ReadonlySet<string> = new Set(["scp", "sftp", "rsync"
  * (`GIT_SSH_COMMAND='…' git fetch`). The value is scanned as a script; `flag`
  * ones are also reported as `exec-via-environment` on their own.
  */
-export const EXEC_ENV_VARIABLES: Readonly<Record<string, { flag: boolean }>> = {
+export const EXEC_ENV_VARIABLES: Readonly<Record<string, { flag: boolean; strip?: RegExp }>> = {
   GIT_SSH_COMMAND: { flag: false },
   GIT_SSH: { flag: false },
   GIT_PAGER: { flag: false },
@@ -248,6 +248,9 @@ export const EXEC_ENV_VARIABLES: Readonly<Record<string, { flag: boolean }>> = {
   PERL5OPT: { flag: true },
   NODE_OPTIONS: { flag: false },
   PYTHONSTARTUP: { flag: false },
+  // less runs its input preprocessor: `|cmd %s` (the leading `|` or `||` only says how output is read).
+  LESSOPEN: { flag: false, strip: /^\|{1,2}-?/ },
+  LESSCLOSE: { flag: false, strip: /^\|{1,2}-?/ },
 };
 
 /**
