@@ -20,6 +20,17 @@ for (const m of SECRET_SOURCES) {
   for (const p of m.programs) SOURCES.set(p, [...(SOURCES.get(p) ?? []), compiled]);
 }
 
+/**
+ * Text without any of these cannot name a secret file (credential, `.env`, history, environ);
+ * with a `$` it may, once expanded.
+ */
+export const SECRET_HINT = /[$~]|ssh|aws|env|hist|cred|netrc|npmrc|pypirc|kube|gnupg|gpg|shadow|passwd|sudoers|docker|pgpass|my\.cnf|vault|token|azure|gcloud|\.config/i;
+
+/** Programs that print secrets of their own (`printenv`), whatever files they are given. */
+export function printsSecretsItself(program: string): boolean {
+  return SOURCES.has(program);
+}
+
 /** Programs `printsSecret` may say yes for. */
 export function mayPrintSecret(program: string): boolean {
   return FILE_READERS.has(program) || SOURCES.has(program);

@@ -10,7 +10,7 @@ import { DECODERS, NETWORK_FETCHERS, PASS_THROUGH } from "../rules/programs.js";
 import { AnalysisBase, MAX_STREAM_DEPTH, MAX_WRAPPERS, emptyStream, type Ctx } from "./analysis-base.js";
 import type { Arg } from "./model.js";
 import { parseArgs } from "./parse-args.js";
-import { isSecretPath, mayPrintSecret, printsSecret } from "./secrets.js";
+import { isSecretPath, mayPrintSecret, printsSecret, printsSecretsItself, SECRET_HINT } from "./secrets.js";
 import { decode, echoOutput, mktempOutput, printfOutput, type Stream } from "./streams.js";
 import { basename, resolveWord, type Env, type SubstitutionOutput } from "./words.js";
 import { unwrapOnce, WRAPPERS, wrapperKey } from "./wrappers.js";
@@ -111,8 +111,10 @@ export abstract class StreamAnalysis extends AnalysisBase {
   /** Reads the command's own arguments (behind sudo/env/…): does it print a secret? */
   private printsSecret(cmd: SimpleCommand, ctx: Ctx): boolean {
     const first = cmd.argv[0];
-    // Cheap test first: a program that neither reads files nor prints secrets, nor runs another.
+    // Cheap tests first: a program that neither reads files nor prints secrets, nor runs another;
+    // a reader whose words name nothing that could be a secret.
     if (!first || (first.static && !mayPrintSecret(basename(first.value)) && !WRAPPERS[basename(first.value)])) return false;
+    if (first.static && !printsSecretsItself(basename(first.value)) && !SECRET_HINT.test(cmd.text)) return false;
     let args = this.resolveArgs(cmd.argv, ctx);
     for (let step = 0; step < MAX_WRAPPERS && args[0]?.static; step++) {
       const program = basename(args[0].value);
