@@ -147,6 +147,13 @@ describe("2. programs that run a string or a stream as code", () => {
       "vim -c '!rm -rf build' notes.txt",
       "osascript -e 'do shell script \"rm -rf build\"'",
     ]) expectRule(cmd, "recursive-delete");
+    // Editors and pagers with `!`.
+    expectRule("less +'!rm -rf build' README.md", "recursive-delete");
+    expectRule("vim +'!rm -rf build' notes.txt", "recursive-delete");
+    expectRule("man -P 'rm -rf build' ls", "recursive-delete");
+    expectRule("printf '!rm -rf build\\nq\\n' | ed", "recursive-delete");
+    expectRule("cat edits.ed | ed notes.txt", "unanalysable");
+    expectSafe("ed -s notes.txt <<< $'1d\\nw'");
     // Harmless literal commands run by awk and sed are judged by what they are.
     expectSafe("awk 'BEGIN { system(\"date -u\") }'");
     expectSafe("sed -n '1e date' notes.txt");

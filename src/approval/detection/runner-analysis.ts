@@ -59,6 +59,30 @@ export abstract class RunnerAnalysis extends ProgramAnalysis {
       case "podman":
       case "nerdctl":
         return this.containerWithHostFiles(program, args, ctx, site);
+      case "less":
+      case "more":
+      case "most":
+      case "vim":
+      case "vi":
+      case "nvim":
+      case "view":
+      case "ex":
+        // `less +'!cmd'`, `vim +'!cmd'`: a start-up command that escapes to the shell.
+        for (const a of args.slice(1)) {
+          const m = a.static ? /^\+:?\s*!([\s\S]+)$/.exec(a.value) : null;
+          if (m) this.walkSource(m[1]!, this.child(ctx, `${program} +!`));
+        }
+        if (program === "ex") this.edScript(program, ctx, site);
+        return;
+      case "ed":
+      case "red":
+        return this.edScript(program, ctx, site);
+      case "man": {
+        // `man -P CMD`, `man --pager=CMD`: the pager is a command line.
+        const parsed = parseArgs(program, args.slice(1), { style: "gnu", values: "PMLSmpet", longValues: ["pager", "manpath", "locale", "sections"], canonical: { "--pager": "-P" } });
+        for (const pager of parsed.options.get("-P") ?? []) this.runScriptArg(pager, ctx, "man -P", site.text);
+        return;
+      }
       case "cmd":
       case "cmd.exe": {
         const at = args.findIndex((a) => a.static && /^\/[ck]$/i.test(a.value));
@@ -71,6 +95,20 @@ export abstract class RunnerAnalysis extends ProgramAnalysis {
         } else if (CMDLET.test(program)) {
           this.payload(args.map((a) => quote(a.value)).join(" "), "powershell", this.child(ctx, "powershell"), collapse(site.text));
         }
+    }
+  }
+
+  /** ed/ex read their script on stdin: `!cmd` lines run commands; a script nobody can see may run anything. */
+  private edScript(program: string, ctx: Ctx, site: Site): void {
+    const input = site.stdin?.();
+    if (!input) return;
+    if (input.text === null) {
+      this.unanalysable(`${program} runs an editing script read from ${input.origin || "its input"}, which is only known when it runs (it may escape to the shell with !)`, site.text, ctx);
+      return;
+    }
+    for (const line of input.text.split("\n")) {
+      const m = /^\s*!([\s\S]+)$/.exec(line);
+      if (m) this.walkSource(m[1]!, this.child(ctx, `${program} !`));
     }
   }
 
