@@ -13,6 +13,7 @@
  * A name that is absent is unknown (it may come from the environment), never empty.
  */
 import type { Word, WordPart } from "../../shell/types.js";
+import { patternSource } from "./glob.js";
 
 /** Variables whose values are known (static) at this point of the walk. */
 export type Env = ReadonlyMap<string, string>;
@@ -88,25 +89,6 @@ const BRACED = /^\$\{(#)?([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#!?$-])(?:\[([@*]|[0-
 /** `${name OP WORD}`: the operators worked out here when NAME and WORD are known. */
 const OPERATOR = /^\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9]+)(%%|%|##|#|:-|-|:\+|\+|\/\/|\/|\^\^|,,|\^|,|:(?=\d))([\s\S]*)\}$/;
 
-/** A bash pattern (`*`, `?`, `[…]`) as a regular expression body. */
-function patternSource(pattern: string): string {
-  let re = "";
-  for (let i = 0; i < pattern.length; i++) {
-    const ch = pattern[i]!;
-    if (ch === "*") re += "[\\s\\S]*";
-    else if (ch === "?") re += "[\\s\\S]";
-    else if (ch === "[") {
-      const close = pattern.indexOf("]", i + 2);
-      if (close < 0) re += "\\[";
-      else {
-        re += `[${pattern.slice(i + 1, close).replace(/^!/, "^").replace(/\\/g, "\\\\")}]`;
-        i = close;
-      }
-    } else if (ch === "\\" && i + 1 < pattern.length) re += pattern[++i]!.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-    else re += ch.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  }
-  return re;
-}
 
 /** `${name%pat}`, `${name##pat}`, `${name/pat/rep}`, `${name:-word}`, `${name^^}`, `${name:1:3}`. */
 function operate(value: string | undefined, op: string, word: string): string | null {
@@ -119,7 +101,7 @@ function operate(value: string | undefined, op: string, word: string): string | 
     case "%":
     case "%%": {
       // The shortest (%) or longest (%%) suffix that matches goes.
-      const re = new RegExp(`^${patternSource(word)}$`);
+      const re = new RegExp(`^${patternSource(word, false)}$`);
       const starts = [...Array(value.length + 1).keys()];
       for (const i of op === "%" ? starts.reverse() : starts) if (re.test(value.slice(i))) return value.slice(0, i);
       return value;
@@ -127,7 +109,7 @@ function operate(value: string | undefined, op: string, word: string): string | 
     case "#":
     case "##": {
       // The shortest (#) or longest (##) prefix that matches goes.
-      const re = new RegExp(`^${patternSource(word)}$`);
+      const re = new RegExp(`^${patternSource(word, false)}$`);
       const ends = [...Array(value.length + 1).keys()];
       for (const i of op === "#" ? ends : ends.reverse()) if (re.test(value.slice(0, i))) return value.slice(i);
       return value;
@@ -138,7 +120,7 @@ function operate(value: string | undefined, op: string, word: string): string | 
       const pattern = slash < 0 ? word : word.slice(0, slash);
       const replacement = slash < 0 ? "" : word.slice(slash + 1);
       if (pattern === "") return value;
-      return value.replace(new RegExp(patternSource(pattern), op === "//" ? "g" : ""), () => replacement);
+      return value.replace(new RegExp(patternSource(pattern, false), op === "//" ? "g" : ""), () => replacement);
     }
     case "^^":
       return value.toUpperCase();

@@ -20,6 +20,7 @@ import {
   SYSTEM_PATH_ROOTS,
 } from "../rules/paths.js";
 import type { PathClass } from "../rules/types.js";
+import { globToRegExp } from "./glob.js";
 
 export const PATH_BITS: Readonly<Record<PathClass, number>> = {
   root: 1,
@@ -91,25 +92,6 @@ export function normalisePath(value: string): string {
   return "/" + out.join("/");
 }
 
-function globToRegExp(glob: string): RegExp {
-  let re = "^";
-  for (let i = 0; i < glob.length; i++) {
-    const ch = glob[i]!;
-    if (ch === "*") re += "[^/]*";
-    else if (ch === "?") re += "[^/]";
-    else if (ch === "[") {
-      const close = glob.indexOf("]", i + 2);
-      if (close < 0) re += "\\[";
-      else {
-        let body = glob.slice(i + 1, close);
-        if (body.startsWith("!")) body = "^" + body.slice(1);
-        re += "[" + body.replace(/\\/g, "\\\\") + "]";
-        i = close;
-      }
-    } else re += ch.replace(/[.+^${}()|\\]/g, "\\$&");
-  }
-  return new RegExp(re + "$");
-}
 
 function isHomeDir(dir: string): boolean {
   if (dir === "~" || HOME_DIR_SET.has(dir) || HOME_PARENT_SET.has(dir)) return true;
