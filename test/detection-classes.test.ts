@@ -95,6 +95,9 @@ describe("1. word splitting and indirection", () => {
     expectHardline("shopt -s expand_aliases; alias k='rm -rf'; k /");
     expectHardline("hash -p /bin/rm ls; ls -rf /");
     expectSafe('run() { echo "+ $*" >&2; "$@"; }; run npm test');
+    // A helper called a hundred times is walked a hundred times, within the call budget.
+    expectSafe(`log() { echo "$@"; }; ${Array.from({ length: 100 }, (_, i) => `log step ${i};`).join(" ")}`);
+    expectHardline("f() { g \"$@\"; }; g() { rm -rf \"$1\"; }; f /");
     expectRule("f(){ rm -rf /tmp/cache; }", "recursive-delete");
     expectRule('hash -p "$P" ls; ls', "unanalysable");
   });

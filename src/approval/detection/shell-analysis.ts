@@ -8,7 +8,7 @@
  * walked with the call's arguments. See shell-state.ts for the rules.
  */
 import type { Assignment, CompoundCommand } from "../../shell/types.js";
-import { collapse, type Ctx, type Site } from "./analysis-base.js";
+import type { Ctx, Site } from "./analysis-base.js";
 import { arrayKey, namerefKey, UNKNOWN_VALUE } from "./expand.js";
 import { staticArg, type Arg } from "./model.js";
 import { RunnerAnalysis } from "./runner-analysis.js";
@@ -36,6 +36,8 @@ const DECLARATIONS = new Set(["export", "declare", "typeset", "local", "readonly
 const DECLARED = /^([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?(\+?)=([\s\S]*)$/;
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const MAX_NAMEREF_CHAIN = 8;
+/** Most function calls walked for one command; beyond, a call is unanalysable. */
+const MAX_CALLS = 256;
 
 function quoteWord(a: Arg): string {
   if (!a.static) return a.word?.raw ?? a.value;
@@ -74,6 +76,8 @@ export abstract class ShellAnalysis extends RunnerAnalysis {
   private readonly functions: { fn: CompoundCommand; ctx: Ctx }[] = [];
   /** Functions walked at a call (with the call's arguments). */
   private readonly called = new Set<CompoundCommand>();
+  /** Calls walked so far (each walks the function's body). */
+  private calls = 0;
 
   /** A function definition: its body is walked at its calls, or at the end if it is never called. */
   protected defined(fn: CompoundCommand, ctx: Ctx): void {
@@ -333,8 +337,8 @@ export abstract class ShellAnalysis extends RunnerAnalysis {
     }
     const fn = name.includes("/") ? undefined : ctx.defs.functions.get(name);
     if (!fn || this.active.has(`function ${name}`)) return false;
-    if (++this.parses > this.maxParses) {
-      this.unanalysable(`more than ${this.maxParses} nested scripts and calls`, site.text, ctx);
+    if (++this.calls > MAX_CALLS) {
+      this.unanalysable(`more than ${MAX_CALLS} calls of functions defined in the command`, site.text, ctx);
       return true;
     }
     const inner: Ctx = { ...ctx, depth: ctx.depth + 1, chain: [...ctx.chain, `function ${name}`], env: new Map(ctx.env ?? []) };
@@ -353,4 +357,3 @@ export abstract class ShellAnalysis extends RunnerAnalysis {
   protected abstract checkEnvVariable(name: string, value: Arg, ctx: Ctx): void;
 }
 
-export { collapse };
