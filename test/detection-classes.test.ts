@@ -94,6 +94,8 @@ describe("1. word splitting and indirection", () => {
     expectHardline('f(){ rm -rf "$1"; }; f /');
     expectHardline("shopt -s expand_aliases; alias k='rm -rf'; k /");
     expectHardline("hash -p /bin/rm ls; ls -rf /");
+    expectHardline("BASH_ALIASES[k]='rm -rf'; k /");
+    expectHardline("BASH_CMDS[ls]=/bin/rm; ls -rf /");
     expectSafe('run() { echo "+ $*" >&2; "$@"; }; run npm test');
     // A helper called a hundred times is walked a hundred times, within the call budget.
     expectSafe(`log() { echo "$@"; }; ${Array.from({ length: 100 }, (_, i) => `log step ${i};`).join(" ")}`);

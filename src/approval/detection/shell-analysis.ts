@@ -132,6 +132,11 @@ export abstract class ShellAnalysis extends RunnerAnalysis {
       return;
     }
     if (bracket > 0) {
+      // `BASH_ALIASES[x]=…` defines an alias, `BASH_CMDS[x]=…` a hashed command path.
+      const key = /^\[['"]?([^\]'"]+)['"]?\]$/.exec(a.name.slice(bracket))?.[1];
+      if ((target === "BASH_ALIASES" || target === "BASH_CMDS") && key !== undefined) {
+        ctx.defs.aliases.set(key, value.static ? (target === "BASH_CMDS" ? quoteWord(value) : value.value) : null);
+      }
       forgetVariable(env, target);
       return;
     }
