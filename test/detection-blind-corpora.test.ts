@@ -86,6 +86,9 @@ const DISAGREEMENTS: Record<string, string> = {
   // Associative arrays are not evaluated: the command word stays unknown, so it asks (docs: Known limits).
   "declare -A tools=([lint]=eslint [fmt]=prettier); ${tools[fmt]} --check .": "associative arrays are not evaluated",
   'declare -A task=([fmt]="cargo fmt --all" [lint]="cargo clippy --all-targets"); ${task[lint]} -- -D warnings': "associative arrays are not evaluated",
+  "declare -A tasks=([fmt]='gofmt -l .' [vet]='go vet ./...'); ${tasks[vet]}": "associative arrays are not evaluated",
+  // Decision (docs/command-safety.md): `docker system prune` counts only with -a or --volumes.
+  "watch -n 30 'docker system prune -f'": "docker system prune without -a/--volumes only removes what nothing uses",
 };
 
 beforeAll(async () => {
@@ -93,7 +96,7 @@ beforeAll(async () => {
 });
 
 describe("blind corpora", () => {
-  for (const name of ["tune-a.jsonl", "tune-c.jsonl"]) {
+  for (const name of ["tune-a.jsonl", "tune-c.jsonl", "tune-d.jsonl"]) {
     it(`${name} (tuned on) is judged as labelled`, () => {
       const s = score(load(name));
       report(name, s);

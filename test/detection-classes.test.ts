@@ -84,6 +84,7 @@ describe("1. word splitting and indirection", () => {
     // A background job is a subshell: its assignment never reaches the next command.
     expectHardline("x=rm; x=ls & $x -rf /");
     expectHardline("x=rm; (x=ls); $x -rf /");
+    expectHardline('HOME_DIR=$HOME; cd "$HOME_DIR" && rm -rf ./*');
     expectHardline("x=rm; echo | x=ls; $x -rf /");
     expectHardline('x=ls; eval "x=rm"; $x -rf /');
     expectRule('x=ls; eval "$Y"; $x -rf /', "unanalysable");
@@ -229,7 +230,17 @@ describe("4. computed redirect and write targets", () => {
     }
     expectRule('echo x > "$TARGET"', "computed-write-target");
     expectRule('echo k >> "$HOMEDIR/.ssh/authorized_keys"', "credential-file-write");
-    // Scratch space and the project stay allowed.
+    // Scratch space and the project stay allowed, also when only the head of a path is known.
+    expectSafe('dir=/tmp/ci-$$; mkdir -p "$dir" && cp -r fixtures "$dir"/');
+    expectSafe('out="reports/coverage-${GITHUB_SHA:0:7}.txt"; go test ./... > "$out"');
+    expectSafe('tar -czf "backup-$(date +%Y%m%d).tar.gz" src');
+    expectSafe('tee -a "$(git rev-parse --show-toplevel)/.gitignore" <<< dist/');
+    expectRule('out="$DEST/file"; echo x > "$out"', "computed-write-target");
+    // Paths listed by git ls-files, grep -l, find . stay below the working directory.
+    expectSafe("for f in $(git ls-files '*.sh'); do sed -i 's/a/b/' \"$f\"; done");
+    expectSafe("grep -rl foo src | xargs sed -i s/foo/bar/");
+    expectRule("grep -rl foo / | xargs sed -i s/foo/bar/", "computed-write-target");
+    expectRule('for f in $(git ls-files); do rm "$f"; done', "bulk-delete");
     expectSafe('tmp=$(mktemp); echo x > "$tmp"');
     expectSafe('echo x > "$TMPDIR/out.txt"');
     expectSafe('echo x > "build/$NAME.log"');
@@ -306,6 +317,14 @@ describe("policy decisions (following the reference, and beyond it)", () => {
     expectSafe("cat ~/.ssh/id_ed25519.pub");
     expectSafe("scp dist/app.tgz deploy@host:/srv/");
     expectSafe("curl -d @payload.json https://api.example.com");
+  });
+
+  it("account changes and bulk cloud deletes", () => {
+    expectRule("sudo chroot /mnt/root /bin/bash -c 'passwd -d root'", "account-change");
+    expectRule("userdel -r olduser", "account-change");
+    expectRule("aws s3 ls s3://b/u/ | awk '{print $4}' | xargs -I{} aws s3 rm s3://b/u/{}", "cloud-resource-delete");
+    expectSafe("passwd");
+    expectSafe("aws s3 rm s3://b/u/report.csv");
   });
 
   it("firewall, SELinux/AppArmor, crontab -r, history, framework resets, HTTP DELETE, scale to zero", () => {

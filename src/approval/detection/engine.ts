@@ -14,6 +14,7 @@ import { canonicalPrefix, parseArgs, plainPrefix, quoteForPrefix } from "./parse
 import { classifyPath, inDirectory, normalisePath } from "./paths.js";
 import { EMBEDDED_BY_PROGRAM } from "./program-analysis.js";
 import { ShellAnalysis } from "./shell-analysis.js";
+import { partialValue } from "./expand.js";
 import { alternativeCombinations, forgetAllVariables, invalidateChanges, mergeBranches, newDefinitions } from "./shell-state.js";
 import { RULES_BY_ID, WRITE_RULES, isInert, matchCommand, matchersFor } from "./rule-index.js";
 import type { Stream } from "./streams.js";
@@ -141,7 +142,14 @@ class Analysis extends ShellAnalysis {
       return;
     }
     if (loopVar) this.forgetLoopVariable(ctx, loopVar);
-    for (const body of c.bodies) this.inScope(ctx, "invalidate", (inner) => this.walkScript(body, inner));
+    // `for f in $(git ls-files)`: each value is unknown, but a path below the working directory.
+    const relative = loopVar !== undefined && c.words.length > 0 && c.words.every((w) => this.listsRelativePaths(w, ctx));
+    for (const body of c.bodies) {
+      this.inScope(ctx, "invalidate", (inner) => {
+        if (relative) (inner.env ??= new Map()).set(loopVar, partialValue(`./$${loopVar}`));
+        this.walkScript(body, inner);
+      });
+    }
   }
 
   /** A `for` loop's values when all are known, at most MAX_LOOP_VALUES of them. */
@@ -161,6 +169,13 @@ class Analysis extends ShellAnalysis {
       if (out.length > MAX_LOOP_VALUES) return null;
     }
     return out;
+  }
+
+  /** A word that is only a command substitution printing relative paths (`$(git ls-files)`, `` `find . -name x` ``). */
+  private listsRelativePaths(w: Word, ctx: Ctx): boolean {
+    if (w.substitutions.length !== 1 || w.substitutions[0]!.kind !== "command") return false;
+    if (!/^"?(?:\$\(|`)[\s\S]*(?:\)|`)"?$/.test(w.raw)) return false;
+    return this.streamOfScript(w.substitutions[0]!.script, ctx, null).relativePaths === true;
   }
 
   private forgetLoopVariable(ctx: Ctx, name: string): void {
@@ -371,7 +386,8 @@ class Analysis extends ShellAnalysis {
       return values.map((item) => args.map((a) => (a.value.includes(replace) ? { ...a, value: a.value.split(replace).join(item) } : a)));
     }
     if (items) return [[...args, ...items.map(staticArg)]];
-    return [[...args, { value: "$XARGS_INPUT", static: false, splittable: false, word: null }]];
+    // Paths from `git ls-files`, `grep -l`, `find .`: unknown, but below the working directory.
+    return [[...args, { value: s?.relativePaths ? "./$XARGS_INPUT" : "$XARGS_INPUT", static: false, splittable: false, word: null }]];
   }
 
   /** Runs a script argument: re-parsed when static; otherwise unanalysable, with what its substitutions tell. */

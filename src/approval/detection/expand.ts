@@ -34,12 +34,34 @@ export function alternativesValue(values: readonly string[]): string {
 
 /** The possible values of a variable's stored value: one when plain, several for alternatives, null when unknown. */
 export function possibleValues(stored: string | undefined): string[] | null {
-  if (stored === undefined || stored === UNKNOWN_VALUE) return null;
+  if (stored === undefined || stored === UNKNOWN_VALUE || isPartial(stored)) return null;
   return stored.startsWith(ALTERNATIVES) ? stored.slice(ALTERNATIVES.length).split("\u0000") : [stored];
 }
 
 export function isAlternatives(stored: string | undefined): boolean {
   return stored !== undefined && stored.startsWith(ALTERNATIVES);
+}
+
+/**
+ * A variable whose value is only partly known: `PARTIAL` then the value as far as it is known,
+ * the rest as written (`out="reports/cov-${SHA:0:7}.txt"`, `f` looping over `git ls-files`).
+ * Expansion treats it as unknown, but the known head still says where a path points
+ * (`reports/…` stays in the project), so it takes part in path classes.
+ */
+const PARTIAL = "\u0000~";
+
+export function partialValue(text: string): string {
+  return PARTIAL + text;
+}
+
+/** What a stored value says about itself when written into a word: the value, the partial text, or null. */
+export function knownText(stored: string | undefined): string | null {
+  if (stored === undefined || stored === UNKNOWN_VALUE || isAlternatives(stored)) return null;
+  return stored.startsWith(PARTIAL) ? stored.slice(PARTIAL.length) : stored;
+}
+
+function isPartial(stored: string | undefined): boolean {
+  return stored !== undefined && stored.startsWith(PARTIAL);
 }
 
 /** The key of an array's elements in `Env`. */
@@ -140,6 +162,9 @@ function operate(value: string | undefined, op: string, word: string): string | 
   }
 }
 
+/** Variables bash fills with digits only (`$$`, `$RANDOM`, …). */
+const DIGITS_ONLY: ReadonlySet<string> = new Set(["$", "BASHPID", "RANDOM", "SRANDOM", "SECONDS", "EPOCHSECONDS", "LINENO", "UID", "EUID"]);
+
 /** `$!`: the pid of the last background job, which the command itself started. Kept as written. */
 const BACKGROUND_PID = "$!";
 
@@ -166,7 +191,7 @@ function lookup(raw: string, env: Env | null): string | string[] | null {
       // WORD with expansions of its own is not worked out here.
       if (!op || /[$`]/.test(op[3]!)) return null;
       const stored = env?.get(dereference(op[1]!, env));
-      if (stored === UNKNOWN_VALUE || isAlternatives(stored)) return null;
+      if (stored === UNKNOWN_VALUE || isAlternatives(stored) || isPartial(stored)) return null;
       // A variable the command did not set may come from the environment: unknown, whatever the operator.
       if (stored === undefined) return null;
       return operate(stored, op[2]!, op[3]!.replace(/^(["'])([\s\S]*)\1$/, "$2"));
@@ -177,6 +202,13 @@ function lookup(raw: string, env: Env | null): string | string[] | null {
   }
   if (name === "!") return BACKGROUND_PID;
   name = dereference(name, env);
+  const stored = env?.get(name);
+  if (stored === undefined && index === undefined) {
+    // Only digits, whatever they are: enough to tell that `/tmp/ci-$$` stays in /tmp.
+    if (DIGITS_ONLY.has(name)) return length ? "4" : "4242";
+    // The home directory of the environment the command starts in (`HOME=… cmd` sets it first).
+    if (name === "HOME") return length ? "1" : "~";
+  }
   if (name === "IFS" && index === undefined) {
     const ifs = env?.get("IFS");
     if (ifs === UNKNOWN_VALUE) return null;
@@ -196,7 +228,7 @@ function lookup(raw: string, env: Env | null): string | string[] | null {
   let value: string | undefined;
   if (index !== undefined && index !== "0") value = env?.get(arrayKey(name))?.split("\0")[Number(index)];
   else value = env?.get(name);
-  if (value === undefined || value === UNKNOWN_VALUE || isAlternatives(value)) return null;
+  if (value === undefined || value === UNKNOWN_VALUE || isAlternatives(value) || isPartial(value)) return null;
   return length ? String(value.length) : value;
 }
 

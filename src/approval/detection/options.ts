@@ -630,6 +630,7 @@ export const PROGRAM_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   "ssh-keygen": { flags: "ABDeEHhiLlmqRUvyYcKkOpPQ", values: "abCfFGjJMnNOrstVwzIZ" },
   chattr: { flags: "RVf", values: "pv" },
   crontab: { flags: "lreisT", values: "uc" },
+  passwd: { flags: "adelkSuqx", values: "nwiRP", long: ["all", "delete", "expire", "lock", "keep-tokens", "status", "unlock", "quiet", "stdin"], longValues: ["mindays", "maxdays", "warndays", "inactive", "root", "prefix"], canonical: { "--delete": "-d", "--unlock": "-u", "--lock": "-l" } },
   gdb: { style: "dash-long", long: ["batch", "q", "quiet", "silent", "nx", "n", "nh", "args", "tui", "readnow", "write"], longValues: ["ex", "iex", "x", "ix", "p", "pid", "cd", "d", "directory", "s", "symbols", "e", "exec", "se", "c", "core", "tty", "ex", "init-command", "command", "eval-command", "init-eval-command"], canonical: { "-eval-command": "-ex", "-init-eval-command": "-iex" } },
   lldb: { style: "posix", flags: "bxXQ", values: "oOskSKpnacf", long: ["batch", "no-lldbinit", "source-quietly"], longValues: ["one-line", "one-line-before-file", "source", "source-before-file", "attach-pid", "attach-name", "arch", "core", "file"], canonical: { "--one-line": "-o", "--one-line-before-file": "-O" } },
   npm: SUBCOMMANDS_ONLY,

@@ -9,7 +9,7 @@
  */
 import type { Assignment, CompoundCommand } from "../../shell/types.js";
 import type { Ctx, Site } from "./analysis-base.js";
-import { arrayKey, namerefKey, UNKNOWN_VALUE } from "./expand.js";
+import { arrayKey, namerefKey, partialValue, UNKNOWN_VALUE } from "./expand.js";
 import { staticArg, type Arg } from "./model.js";
 import { RunnerAnalysis } from "./runner-analysis.js";
 import {
@@ -155,7 +155,8 @@ export abstract class ShellAnalysis extends RunnerAnalysis {
       setVariable(env, target, old !== undefined && old !== UNKNOWN_VALUE && value.static ? old + value.value : null);
       return;
     }
-    setVariable(env, target, value.static ? value.value : null);
+    // Partly known (`out="reports/$NAME.txt"`): kept for where it points, never as a value.
+    setVariable(env, target, value.static ? value.value : target === "IFS" ? null : partialValue(value.value));
   }
 
   /**

@@ -11,7 +11,7 @@ import { AnalysisBase, MAX_STREAM_DEPTH, MAX_WRAPPERS, emptyStream, type Ctx } f
 import type { Arg } from "./model.js";
 import { parseArgs } from "./parse-args.js";
 import { isSecretPath, mayPrintSecret, printsSecret, printsSecretsItself, SECRET_HINT } from "./secrets.js";
-import { decode, echoOutput, mktempOutput, printfOutput, type Stream } from "./streams.js";
+import { dateOutput, decode, echoOutput, LINE_FILTERS, mktempOutput, printfOutput, printsRelativePaths, type Stream } from "./streams.js";
 import { basename, resolveWord, type Env, type SubstitutionOutput } from "./words.js";
 import { unwrapOnce, WRAPPERS, wrapperKey } from "./wrappers.js";
 
@@ -81,20 +81,26 @@ export abstract class StreamAnalysis extends AnalysisBase {
       let network = false;
       let decoded = false;
       let secret = false;
+      let relative = script.pipelines.length > 0;
       const origins: string[] = [];
       for (let i = 0; i < script.pipelines.length; i++) {
         const p = script.pipelines[i]!;
         let s: Stream | null = i === 0 ? input : null;
         for (const c of p.commands) s = this.streamOfCommand(c, s, ctx);
-        if (!s) continue;
+        if (!s) {
+          relative = false;
+          continue;
+        }
         network ||= s.network;
         decoded ||= s.decoded;
         secret ||= s.secret ?? false;
+        relative &&= s.relativePaths ?? false;
         if (s.origin) origins.push(s.origin);
         text = text !== null && s.text !== null ? text + s.text : null;
       }
       const out: Stream = { text, network, decoded, origin: origins.join("; ") };
       if (secret) out.secret = true;
+      if (relative && text === null) out.relativePaths = true;
       return out;
     } finally {
       this.streamDepth--;
@@ -184,6 +190,10 @@ export abstract class StreamAnalysis extends AnalysisBase {
     }
     if (NETWORK_FETCHERS.has(program)) return { text: null, network: true, decoded: inDec, origin };
     if (program === "mktemp" && allStatic) return { text: mktempOutput(values.map((a) => a.value)), network: false, decoded: false, origin };
+    if (program === "date") return { text: dateOutput(values.map((a) => a.value)), network: false, decoded: false, origin };
+    if (printsRelativePaths(program, values) || (input?.relativePaths && LINE_FILTERS.has(program) && !values.some((a) => a.value === "-o" || a.value === "--only-matching"))) {
+      return { text: null, network: inNet, decoded: inDec, origin, relativePaths: true };
+    }
     if (program === "cat" || program === "tac") {
       const files = values.filter((a) => !(a.static && a.value.startsWith("-") && a.value !== "-"));
       if (files.length === 0 || (files.length === 1 && files[0]!.value === "-")) {

@@ -16,6 +16,8 @@ export interface Stream {
   origin: string;
   /** It carries secrets (a credential file's content, the environment). Set only when true. */
   secret?: boolean;
+  /** Its text is unknown, but it is a list of paths relative to the working directory (`git ls-files`). Set only when true. */
+  relativePaths?: boolean;
 }
 
 export const EMPTY_STREAM: Stream = Object.freeze({ text: null, network: false, decoded: false, origin: "" }) as Stream;
@@ -182,4 +184,57 @@ export function mktempOutput(args: readonly string[]): string {
   const name = template ?? "tmp.XXXXXXXXXX";
   if (dir !== null) return `${dir.replace(/\/+$/, "")}/${name}\n`;
   return template === null || inTmp ? `/tmp/${name}\n` : `${name}\n`;
+}
+
+/**
+ * What `date [+FORMAT]` prints, with every conversion as digits: enough to tell that
+ * `backup-$(date +%Y%m%d).tgz` names no other directory. A format that could print a
+ * slash (`%D`, `%x`, a literal `/`) is unknown (null).
+ */
+export function dateOutput(args: readonly string[]): string | null {
+  const format = args.find((a) => a.startsWith("+"));
+  if (args.some((a) => a.startsWith("-") && !/^-(?:u|-utc|-universal)$/.test(a))) return null;
+  if (format === undefined) return "Thu Jan  1 00:00:00 UTC 1970\n";
+  if (/\/|%[Dx]/.test(format)) return null;
+  return format.slice(1).replace(/%[-_0^#]?\d*[a-zA-Z%]/g, (m) => (m.endsWith("%") ? "%" : "00")) + "\n";
+}
+
+/** Programs that pass the lines they read through, or some of them: a list of paths stays one. */
+export const LINE_FILTERS: ReadonlySet<string> = new Set(["head", "tail", "sort", "uniq", "cat", "tee", "grep", "egrep", "fgrep", "rg"]);
+
+/**
+ * Does this command print paths relative to the working directory, one per line
+ * (`git ls-files`, `git diff --name-only`, `grep -rl X src`, `find . -name …`, `fd`, `ls`)?
+ * An absolute or home path among its operands, or an option that prints anything else, says no.
+ */
+export function printsRelativePaths(program: string, words: readonly { value: string; static: boolean }[]): boolean {
+  if (!words.every((w) => w.static)) return false;
+  const values = words.map((w) => w.value);
+  const absolute = values.some((v) => v.startsWith("/") || v.startsWith("~") || v.startsWith(".."));
+  if (absolute) return false;
+  const has = (...flags: string[]): boolean => values.some((v) => flags.includes(v) || flags.some((f) => /^-[a-zA-Z]+$/.test(v) && f.length === 2 && v.includes(f[1]!) && !v.startsWith("--")));
+  switch (program) {
+    case "git": {
+      const sub = values.find((v) => !v.startsWith("-"));
+      if (sub === "ls-files") return !has("-s", "--stage", "--debug", "-t", "--format");
+      if (sub === "diff" || sub === "show" || sub === "log" || sub === "ls-tree") return values.includes("--name-only");
+      if (sub === "grep") return has("-l", "--name-only", "--files-with-matches");
+      return false;
+    }
+    case "grep":
+    case "egrep":
+    case "fgrep":
+    case "rg":
+    case "ag":
+      return has("-l", "-L", "--files-with-matches", "--files-without-match") || (program === "rg" && values.includes("--files"));
+    case "fd":
+    case "fdfind":
+      return !has("-x", "-X", "--exec", "--exec-batch", "-a", "--absolute-path", "-l", "--list-details", "--format");
+    case "find":
+      return !values.some((v) => ["-printf", "-fprintf", "-exec", "-execdir", "-ok", "-okdir", "-ls", "-fls"].includes(v));
+    case "ls":
+      return !has("-l", "-d", "--directory", "-R");
+    default:
+      return false;
+  }
 }

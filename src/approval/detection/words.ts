@@ -4,7 +4,7 @@
  * brace expansions are expanded, unquoted expansions are split.
  */
 import type { Word } from "../../shell/types.js";
-import { expandWord, UNKNOWN_VALUE, type Env, type PartOutput } from "./expand.js";
+import { expandWord, knownText, UNKNOWN_VALUE, type Env, type PartOutput } from "./expand.js";
 import type { Arg } from "./model.js";
 
 export type { Env } from "./expand.js";
@@ -154,8 +154,8 @@ function partialValue(word: Word, env: Env | null, outputs: readonly (Substituti
   for (const part of word.parts ?? []) {
     if (part.kind === "text") value += part.text;
     else if (part.kind === "expansion") {
-      const known = env && /^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$/.test(part.raw) ? env.get(part.raw.replace(/[${}]/g, "")) : undefined;
-      value += known !== undefined && known !== UNKNOWN_VALUE ? known : part.raw;
+      const known = env && /^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$/.test(part.raw) ? knownText(env.get(part.raw.replace(/[${}]/g, ""))) : null;
+      value += known ?? part.raw;
     } else {
       const o = outputs?.[part.index];
       value += o && o.text !== null ? o.text.replace(/\n+$/, "") : `$(${word.substitutions[part.index]?.script.text ?? ""})`;
@@ -197,7 +197,7 @@ function resolveByValue(word: Word, env: Env | null, outputs: readonly (Substitu
       const name = braced ?? bare ?? "";
       // An unset IFS splits on blanks: `rm${IFS}-rf${IFS}/` is `rm -rf /`.
       const v = env?.get(name) ?? (name === "IFS" ? " " : undefined);
-      if (v === undefined || v === UNKNOWN_VALUE) return whole;
+      if (v === undefined || knownText(v) !== v) return whole;
       replaced = true;
       if (name === "@" || name === "*") splitAll = true;
       return v.replace(/\0/g, " ");

@@ -107,6 +107,18 @@ export const EXECUTION_RULES: readonly Rule[] = [
     ],
   },
   {
+    id: "account-change",
+    description: "Removes a password, sets passwords, or deletes users or groups (passwd -d, chpasswd, usermod -p, userdel).",
+    category: "privilege_escalation",
+    hardline: false,
+    match: [
+      { kind: "command", programs: ["passwd"], anyOptions: ["-d", "--delete", "-u", "--unlock", "--stdin"] },
+      { kind: "command", programs: ["chpasswd", "chgpasswd", "newusers"] },
+      { kind: "command", programs: ["usermod"], anyOptions: ["-p", "--password"] },
+      { kind: "command", programs: ["userdel", "deluser", "groupdel", "delgroup"], minOperands: 1 },
+    ],
+  },
+  {
     id: "privilege-container-host",
     description: "Starts a container with the host's root, home, system directories or Docker socket mounted, or with host privileges (--privileged, --pid=host).",
     category: "privilege_escalation",

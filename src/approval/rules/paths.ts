@@ -98,7 +98,10 @@ export const HISTORY_PATTERNS: readonly RegExp[] = [
  * protected file (path class `unbounded`).
  */
 export const SCRATCH_PREFIXES: readonly string[] = ["/tmp/", "/var/tmp/", "/dev/shm/", "/private/tmp/"];
-export const CONFINED_VARIABLES: readonly RegExp[] = [/^\$\{?(?:TMPDIR|TMP|TEMP|PWD|RUNNER_TEMP)(?:[:?=-][^}]*)?\}?\//, /^\$\(\s*(?:pwd|mktemp(?:\s+[^)]*)?)\s*\)\//];
+export const CONFINED_VARIABLES: readonly RegExp[] = [
+  /^\$\{?(?:TMPDIR|TMP|TEMP|PWD|RUNNER_TEMP)(?:[:?=-][^}]*)?\}?\//,
+  /^\$\(\s*(?:pwd|mktemp(?:\s+[^)]*)?|git rev-parse --show-toplevel)\s*\)\//,
+];
 
 /** Credential files whose content is not secret (public keys, host keys of others). */
 export const PUBLIC_CREDENTIAL_PATTERNS: readonly RegExp[] = [/\.pub$/, /(?:^|\/)known_hosts2?(?:\.old)?$/, /(?:^|\/)authorized_keys2?$/];

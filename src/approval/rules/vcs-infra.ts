@@ -132,6 +132,8 @@ export const VCS_INFRA_RULES: readonly Rule[] = [
       { kind: "command", programs: ["aws"], operands: [{ which: 1, pattern: /^(?:delete-|terminate-|deregister-|remove-)/ }] },
       { kind: "command", programs: ["aws"], operands: [{ which: 0, equals: ["s3"] }, { which: 1, equals: ["rb"] }] },
       { kind: "command", programs: ["aws"], anyOptions: ["--recursive"], operands: [{ which: 0, equals: ["s3"] }, { which: 1, equals: ["rm"] }] },
+      // `… | xargs -I{} aws s3 rm s3://bucket/{}`: objects only known at run time, a bulk delete.
+      { kind: "command", programs: ["aws"], operands: [{ which: 0, equals: ["s3"] }, { which: 1, equals: ["rm"] }, { which: 2, classes: ["dynamic"] }] },
       { kind: "command", programs: ["gcloud", "az"], operands: [{ equals: ["delete"] }] },
       { kind: "command", programs: ["gsutil"], operands: [{ which: 0, equals: ["rm", "rb"] }] },
       { kind: "command", programs: ["gcloud", "gsutil"], operands: [{ which: 0, equals: ["storage"] }, { which: 1, equals: ["rm"] }] },
