@@ -32,7 +32,8 @@ export class ProcessTransport implements SandboxTransport {
     this.started.push([...argv]);
     const child = spawn(argv[0]!, argv.slice(1), {
       cwd: this.home,
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: this.home, LANG: "C.UTF-8" },
+      // Its own TMPDIR, so the state files the sandbox scripts make go away with the test.
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: this.home, LANG: "C.UTF-8", TMPDIR: this.home },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let settle: (end: SandboxCommandEnd) => void = () => undefined;
