@@ -4,7 +4,7 @@
  * brace expansions are expanded, unquoted expansions are split.
  */
 import type { Word } from "../../shell/types.js";
-import { expandWord, knownText, UNKNOWN_VALUE, type Env, type PartOutput } from "./expand.js";
+import { expandWord, knownText, type Env, type PartOutput } from "./expand.js";
 import type { Arg } from "./model.js";
 
 export type { Env } from "./expand.js";
