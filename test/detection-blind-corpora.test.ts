@@ -89,6 +89,8 @@ const DISAGREEMENTS: Record<string, string> = {
   "declare -A tasks=([fmt]='gofmt -l .' [vet]='go vet ./...'); ${tasks[vet]}": "associative arrays are not evaluated",
   // Decision (docs/command-safety.md): `docker system prune` counts only with -a or --volumes.
   "watch -n 30 'docker system prune -f'": "docker system prune without -a/--volumes only removes what nothing uses",
+  // Decision: `rm -f tmp/*.part` (a glob in the project) is not a bulk delete, through parallel neither.
+  "parallel rm -f ::: tmp/*.part": "a glob of project files is deleted like rm -f *.o",
 };
 
 beforeAll(async () => {
@@ -96,7 +98,7 @@ beforeAll(async () => {
 });
 
 describe("blind corpora", () => {
-  for (const name of ["tune-a.jsonl", "tune-c.jsonl", "tune-d.jsonl"]) {
+  for (const name of ["tune-a.jsonl", "tune-c.jsonl", "tune-d.jsonl", "tune-e.jsonl"]) {
     it(`${name} (tuned on) is judged as labelled`, () => {
       const s = score(load(name));
       report(name, s);

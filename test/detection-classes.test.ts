@@ -242,6 +242,9 @@ describe("4. computed redirect and write targets", () => {
     expectRule("grep -rl foo / | xargs sed -i s/foo/bar/", "computed-write-target");
     expectRule('for f in $(git ls-files); do rm "$f"; done', "bulk-delete");
     expectSafe('tmp=$(mktemp); echo x > "$tmp"');
+    // A descriptor held in a variable is not a file.
+    expectSafe("coproc BC { bc -l; }; echo 'scale=4; 22/7' >&\"${BC[1]}\"");
+    expectSafe('exec {fd}>build/log.txt; echo hi >&"$fd"');
     expectSafe('echo x > "$TMPDIR/out.txt"');
     expectSafe('echo x > "build/$NAME.log"');
   });

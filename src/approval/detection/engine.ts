@@ -182,8 +182,9 @@ class Analysis extends BranchAnalysis {
     for (const r of redirects) {
       if (!WRITE_OPERATORS.has(r.operator)) continue;
       const t = r.target;
-      if (r.operator === ">&" && /^(?:\d+|-)$/.test(t.value)) continue;
       const resolved = this.redirectTarget(t, ctx);
+      // `>&2`, `>&-`, and `>&"$fd"` / `>&"${COPROC[1]}"` (a descriptor held in a variable): not files.
+      if (r.operator === ">&" && (/^(?:\d+|-)$/.test(resolved.value) || (!resolved.static && /^"?\$\{?[A-Za-z_][A-Za-z0-9_]*(?:\[[0-9]+\])?\}?"?$/.test(t.raw)))) continue;
       const target = `${r.operator} ${quoteForPrefix(resolved.value, resolved.static)}`;
       this.writeTarget(resolved, commandPrefix ? `${commandPrefix} ${target}` : target, ctx, local);
     }
