@@ -87,8 +87,6 @@ const DISAGREEMENTS: Record<string, string> = {
   "declare -A tools=([lint]=eslint [fmt]=prettier); ${tools[fmt]} --check .": "associative arrays are not evaluated",
   'declare -A task=([fmt]="cargo fmt --all" [lint]="cargo clippy --all-targets"); ${task[lint]} -- -D warnings': "associative arrays are not evaluated",
   "declare -A tasks=([fmt]='gofmt -l .' [vet]='go vet ./...'); ${tasks[vet]}": "associative arrays are not evaluated",
-  // Decision (docs/command-safety.md): `docker system prune` counts only with -a or --volumes.
-  "watch -n 30 'docker system prune -f'": "docker system prune without -a/--volumes only removes what nothing uses",
   // Decision: `rm -f tmp/*.part` (a glob in the project) is not a bulk delete, through parallel neither.
   "parallel rm -f ::: tmp/*.part": "a glob of project files is deleted like rm -f *.o",
 };

@@ -163,11 +163,11 @@ export const EXECUTION_RULES: readonly Rule[] = [
   },
   {
     id: "permission-protected-file",
-    description: "Changes the owner or attributes of a system file, or opens a credential file to other users (chmod 644 ~/.ssh/id_rsa).",
+    description: "Changes the permissions, owner or attributes of a system file, or opens a credential file to other users (chmod 644 ~/.ssh/id_rsa).",
     category: "permission_change",
     hardline: false,
     match: [
-      { kind: "command", programs: ["chown", "chgrp", "setfacl", "chattr"], noOptions: ["--help"], operands: [{ classes: ["system-path"] }] },
+      { kind: "command", programs: ["chmod", "chown", "chgrp", "setfacl", "chattr"], noOptions: ["--help"], operands: [{ classes: ["system-path"] }] },
       // Tightening (600, 700, u+rw, go-rwx) is fine; giving group or others access is not.
       { kind: "command", programs: ["chmod"], operands: [{ which: "first", pattern: /^(?:\d{3,4}|[ugoa]*[+=][rwxXst]*)(?:,.*)?$/, unless: /^(?:0*[0-7]?[0-7]00|u[+=][rwxXst]*|[ugoa]*-[rwxXst]*)$/ }, { classes: ["credential", "env-file"], unless: /(?:\.pub|known_hosts2?|authorized_keys2?|\.ssh\/config|\.ssh)$/ }] },
     ],

@@ -86,14 +86,14 @@ export const VCS_INFRA_RULES: readonly Rule[] = [
   },
   {
     id: "docker-volume-destruction",
-    description: "Removes containers together with their volumes, or prunes all unused images and volumes (compose down -v, system prune -a, volume prune/rm).",
+    description: "Removes containers together with their volumes, or prunes stopped containers, unused images and volumes (compose down -v, system prune, volume prune/rm).",
     category: "infrastructure_teardown",
     hardline: false,
     overrides: ["container-stop"],
     match: [
       { kind: "command", programs: ["docker", "podman"], subcommands: ["compose", "down"], anyOptions: ["-v", "--rmi"] },
       { kind: "command", programs: ["docker-compose", "podman-compose"], subcommands: ["down"], anyOptions: ["-v", "--rmi"] },
-      { kind: "command", programs: ["docker", "podman"], subcommands: ["system", "prune"], anyOptions: ["-a", "--volumes"] },
+      { kind: "command", programs: ["docker", "podman"], subcommands: ["system", "prune"], noOptions: ["--help"] },
       { kind: "command", programs: ["docker", "podman"], subcommands: ["volume", "prune|rm"] },
       { kind: "command", programs: ["docker", "podman"], subcommands: ["compose", "rm"], anyOptions: ["-v"] },
       { kind: "command", programs: ["docker-compose", "podman-compose"], subcommands: ["rm"], anyOptions: ["-v"] },
