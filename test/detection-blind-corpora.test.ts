@@ -114,4 +114,4 @@ describe("blind corpora", () => {
 });
 
 /** The held-out figures when issue 9 closed (counts of the scored commands). */
-const HELD_OUT_FLOOR = { recall: 284, falseAlarms: 5 };
+const HELD_OUT_FLOOR = { recall: 286, falseAlarms: 4 };
