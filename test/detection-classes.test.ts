@@ -65,6 +65,15 @@ describe("1. word splitting and indirection", () => {
     expectSafe('args=(ls -la src); "${args[@]}"');
   });
 
+  it("reads literal here-strings with read, and literal associative arrays", () => {
+    expectSafe('read -ra parts <<< "npm test -- --watch=false"; "${parts[@]}"');
+    expectSafe("IFS=';' read -ra steps <<< \"npm ci;npm test\"; for s in \"${steps[@]}\"; do $s; done");
+    expectHardline('read -r a b <<< "rm -rf /"; $a $b');
+    expectSafe('declare -A tools=([lint]=eslint [fmt]="prettier --check"); ${tools[fmt]} src');
+    expectHardline("declare -A t=([a]='rm -rf /'); ${t[a]}");
+    expectRule("declare -A t=([a]=ls); t[a]=rm; ${t[a]} -rf /", "unanalysable");
+  });
+
   it("values read at run time are unknown: read, mapfile, getopts, let", () => {
     for (const cmd of ["x=ls; read x <<< rm; $x -rf /", "x=ls; mapfile -t x < f; $x", "x=ls; getopts ab x; $x", "x=ls; let x=1; $x"]) {
       expect(run(cmd).dangerous, cmd).toBe(true);
@@ -181,6 +190,21 @@ describe("2. programs that run a string or a stream as code", () => {
     expectSafe("python3 -m json.tool < data.json");
   });
 
+  it("a file written earlier in the command and then run is read; make recipes from stdin too", () => {
+    expectHardline("printf 'rm -rf \"$HOME\"\\n' > /tmp/c.sh && bash /tmp/c.sh");
+    expectRule("cat > run.sh <<EOF\nrm -rf build\nEOF\nchmod +x run.sh && ./run.sh", "recursive-delete");
+    expectRule('echo "$CMD" > t.sh; sh t.sh', "unanalysable");
+    expectSafe('echo "ls -la" > /tmp/x.sh; bash /tmp/x.sh');
+    expectRule("make -f /dev/stdin <<< $'all:\\n\\trm -rf out'", "recursive-delete");
+    expectSafe("make test");
+  });
+
+  it("reads more of what interpreters do: pathlib deletes, awk writes to computed names", () => {
+    expectRule("python3 - <<'PY'\nimport pathlib\nfor p in pathlib.Path('.').rglob('*.pyc'):\n    p.unlink()\nPY", "bulk-delete");
+    expectRule("awk '{ print $2 > (\"/etc/\" $1 \".conf\") }' services.txt", "system-file-write");
+    expectSafe("awk '{ print $1 > (\"build/\" $2) }' list.txt");
+  });
+
   it("Windows commands: cmd /c, del /s /q, rd /s /q, Remove-Item -Recurse, -EncodedCommand", () => {
     for (const cmd of ['cmd.exe /c "rd /s /q node_modules"', "del /s /q *.log", "rd /s /q C:\\projects\\old", "Remove-Item -Recurse -Force .\\dist", 'powershell -NoProfile -Command "Remove-Item -Recurse -Force .\\dist"']) {
       expectRule(cmd, "recursive-delete");
@@ -235,6 +259,7 @@ describe("4. computed redirect and write targets", () => {
     expectSafe('out="reports/coverage-${GITHUB_SHA:0:7}.txt"; go test ./... > "$out"');
     expectSafe('tar -czf "backup-$(date +%Y%m%d).tar.gz" src');
     expectSafe('tee -a "$(git rev-parse --show-toplevel)/.gitignore" <<< dist/');
+    expectSafe('tee -a "$(git rev-parse --git-dir)/info/exclude" <<< .env');
     expectRule('out="$DEST/file"; echo x > "$out"', "computed-write-target");
     // Paths listed by git ls-files, grep -l, find . stay below the working directory.
     expectSafe("for f in $(git ls-files '*.sh'); do sed -i 's/a/b/' \"$f\"; done");

@@ -60,6 +60,8 @@ export interface Site {
   stdin: (() => Stream | null) | null;
   /** The caller needs the canonical prefix even without a match (the command has write redirects). */
   needPrefix?: boolean;
+  /** Static `NAME=value` words before the command (`IFS=: read …`): they hold for that command only. */
+  prefixEnv?: ReadonlyMap<string, string>;
 }
 
 /** Matches of one command, before `flush` adds them. */

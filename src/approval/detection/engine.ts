@@ -151,10 +151,12 @@ class Analysis extends BranchAnalysis {
     let writes = false;
     for (const r of cmd.redirects) if (WRITE_OPERATORS.has(r.operator)) writes = true;
     const site: Site = { text: cmd.text, flow: flow ?? cmd.text, stdin: () => this.stdinOf(cmd, ctx, pipeInput), needPrefix: writes };
+    if (cmd.assignments.length > 0) site.prefixEnv = new Map(cmd.assignments.filter((a) => a.value.static).map((a) => [a.name, a.value.value]));
     const args = this.resolveArgs(cmd.argv, ctx);
     const prefix = this.evalArgs(args, ctx, site);
     if (!writes) return;
     this.redirectWrites(cmd.redirects, prefix ?? (args[0] ? plainPrefix(args[0].value, args.slice(1)) : collapse(cmd.text)), ctx, local);
+    this.noteRedirectContent(cmd, ctx, pipeInput);
     const head = args[0]?.static ? basename(args[0].value) : "";
     if (pipeInput || NETWORK_FETCHERS.has(head) || WRAPPERS[head]) {
       for (const r of cmd.redirects) {
@@ -187,6 +189,17 @@ class Analysis extends BranchAnalysis {
       if (r.operator === ">&" && (/^(?:\d+|-)$/.test(resolved.value) || (!resolved.static && /^"?\$\{?[A-Za-z_][A-Za-z0-9_]*(?:\[[0-9]+\])?\}?"?$/.test(t.raw)))) continue;
       const target = `${r.operator} ${quoteForPrefix(resolved.value, resolved.static)}`;
       this.writeTarget(resolved, commandPrefix ? `${commandPrefix} ${target}` : target, ctx, local);
+    }
+  }
+
+  /** `printf '…' > /tmp/c.sh`: remembers what the command writes, for when the file is run later in the command. */
+  private noteRedirectContent(cmd: SimpleCommand, ctx: Ctx, pipeInput: (() => Stream | null) | null): void {
+    for (const r of cmd.redirects) {
+      if (!(r.operator === ">" || r.operator === ">>" || r.operator === ">|" || r.operator === "&>" || r.operator === "&>>") || (r.fd !== undefined && r.fd !== 1)) continue;
+      const target = this.redirectTarget(r.target, ctx);
+      if (!target.static) continue;
+      const at: Ctx = { ...ctx, env: ctx.env ? new Map(ctx.env) : null };
+      this.noteWrittenFile(target.value, ctx, r.operator.endsWith(">>"), () => this.streamOfCommand(cmd, pipeInput ? pipeInput() : null, at).text);
     }
   }
 
@@ -241,6 +254,7 @@ class Analysis extends BranchAnalysis {
       const program = basename(name.value);
       if (program === "") return undefined;
       if (name.value.includes("/") && this.isNetFile(name, here)) this.finding("network-to-interpreter", collapse(site.text), here, `${name.value} was downloaded earlier in the command`);
+      if (name.value.includes("/") && this.runWrittenFile(name, "shell", here, site)) return undefined;
       const key = wrapperKey(program, args);
       if (key && EMBEDDED_BY_PROGRAM.has(program) && WRAPPERS[program]) {
         // `ssh -o ProxyCommand=…`: options of a wrapper that run a command locally.

@@ -107,7 +107,7 @@ function dereference(name: string, env: Env | null): string {
   }
   return current;
 }
-const BRACED = /^\$\{(#)?([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#!?$-])(?:\[([@*]|[0-9]+)\])?\}$/;
+const BRACED = /^\$\{(#)?([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#!?$-])(?:\[([@*]|[A-Za-z0-9_.-]+)\])?\}$/;
 /** `${name OP WORD}`: the operators worked out here when NAME and WORD are known. */
 const OPERATOR = /^\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9]+)(%%|%|##|#|:-|-|:\+|\+|\/\/|\/|\^\^|,,|\^|,|:(?=\d))([\s\S]*)\}$/;
 
@@ -226,7 +226,10 @@ function lookup(raw: string, env: Env | null): string | string[] | null {
     return length ? String(list.length) : list;
   }
   let value: string | undefined;
-  if (index !== undefined && index !== "0") value = env?.get(arrayKey(name))?.split("\0")[Number(index)];
+  const element = index !== undefined ? env?.get(`${name}[${index}]`) : undefined;
+  if (element !== undefined) value = element;
+  else if (index !== undefined && !/^[0-9]+$/.test(index)) return null;
+  else if (index !== undefined && index !== "0") value = env?.get(arrayKey(name))?.split("\0")[Number(index)];
   else value = env?.get(name);
   if (value === undefined || value === UNKNOWN_VALUE || isAlternatives(value) || isPartial(value)) return null;
   return length ? String(value.length) : value;
@@ -301,6 +304,13 @@ class Splitter {
     if (this.current !== "" || this.exists) this.fields.push(this.current);
     return this.fields;
   }
+}
+
+/** `text` split into fields by `ifs`, as `read` and unquoted expansions do. */
+export function splitByIfs(text: string, ifs: string): string[] {
+  const s = new Splitter(ifs);
+  s.split(text);
+  return s.finish();
 }
 
 /**

@@ -230,6 +230,11 @@ function fill(template: readonly string[], args: readonly PayloadArgument[]): { 
   const argv: string[] = [];
   const dynamic: boolean[] = [];
   for (const part of template) {
+    if (part === "{?}") {
+      argv.push("$COMPUTED");
+      dynamic.push(true);
+      continue;
+    }
     const m = /^\{(\d)\}$/.exec(part);
     if (!m) {
       argv.push(part);
@@ -354,7 +359,7 @@ export function analysePayload(code: string, lang: PayloadLanguage): PayloadAnal
       if (m[0].length === 0) re.lastIndex++;
       const via = `${lang} ${m[0].replace(/[\s(]+$/, "")}`;
       const args = readArguments(code, m.index + m[0].length, lang);
-      if (!args || args.length === 0) continue;
+      if (!args || (args.length === 0 && !call.noArguments)) continue;
       const use = call.use;
       switch (use.kind) {
         case "shell": {

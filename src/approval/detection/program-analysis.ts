@@ -53,6 +53,10 @@ function isForeign(lang: PayloadLanguage): lang is ForeignLanguage {
   return FOREIGN.has(lang);
 }
 
+function joinKnown(a: string | null, b: string | null): string | null {
+  return a !== null && b !== null ? a + b : null;
+}
+
 export abstract class ProgramAnalysis extends StreamAnalysis {
   protected abstract writeTarget(target: Arg, prefix: string, ctx: Ctx, local: LocalMatches): void;
 
@@ -129,6 +133,35 @@ export abstract class ProgramAnalysis extends StreamAnalysis {
     }
   }
 
+  /**
+   * Files written earlier in the command by a redirect (`printf '…' > /tmp/c.sh`), with what was
+   * written, worked out only when one of them is run. Keyed like downloads (`fileKey`).
+   */
+  private readonly writtenFiles = new Map<string, () => string | null>();
+
+  /** Notes what a redirect writes to `file` (`append`: after what was there). */
+  protected noteWrittenFile(file: string, ctx: Ctx, append: boolean, content: () => string | null): void {
+    if (file === "" || file.startsWith("/dev/")) return;
+    const key = this.fileKey(file, ctx);
+    const before = append ? this.writtenFiles.get(key) : undefined;
+    this.writtenFiles.set(key, before ? () => joinKnown(before(), content()) : content);
+  }
+
+  /** Runs a file the command wrote earlier: what it wrote is what runs; unknown content is unanalysable. */
+  /** What the command wrote to `file` earlier: the text, null when only known at run time, undefined when it did not write it. */
+  protected writtenContent(file: Arg, ctx: Ctx): string | null | undefined {
+    if (!file.static) return undefined;
+    return this.writtenFiles.get(this.fileKey(file.value, ctx))?.();
+  }
+
+  protected runWrittenFile(file: Arg, kind: "shell" | PayloadLanguage | null, ctx: Ctx, site: Site): boolean {
+    const text = this.writtenContent(file, ctx);
+    if (text === undefined) return false;
+    if (text === null) this.unanalysable(`${file.value} was written earlier in the command, with content only known when it runs, and is run`, site.text, ctx);
+    else this.consumeStream({ text, network: false, decoded: false, origin: file.value }, kind, this.child(ctx, `${file.value} (written earlier)`), collapse(site.text));
+    return true;
+  }
+
   /** Was this file downloaded earlier in the command? */
   protected isNetFile(a: Arg, ctx: Ctx): boolean {
     return a.static && ctx.netFiles !== null && ctx.netFiles.has(this.fileKey(a.value, ctx));
@@ -180,6 +213,7 @@ export abstract class ProgramAnalysis extends StreamAnalysis {
   /** A script file operand: a process substitution (`bash <(curl …)`) or `/dev/tcp/…` is a stream; a plain file cannot be seen. */
   protected scriptFile(file: Arg, kind: "shell" | PayloadLanguage | null, ctx: Ctx, site: Site): void {
     if (this.isNetFile(file, ctx)) this.finding("network-to-interpreter", collapse(site.text), ctx, `${file.value} was downloaded earlier in the command`);
+    this.runWrittenFile(file, kind, ctx, site);
     const subs = file.word?.substitutions ?? [];
     for (const sub of subs) {
       if (sub.kind === "process_in" || sub.kind === "command") {
@@ -304,6 +338,7 @@ export abstract class ProgramAnalysis extends StreamAnalysis {
       // What the command reads (awk's output for `print | "cmd"`) is only known when it runs.
       for (const cmd of analysis.commands) this.walkSource(cmd, this.child(ctx, sed ? "sed e" : "awk system()"), () => ({ text: null, network: false, decoded: false, origin: program }));
       for (const file of analysis.writes) this.writeTarget(staticArg(file), prefix, ctx, local);
+      for (const head of analysis.computedWrites ?? []) this.writeTarget({ value: `${head}$AWK_FILE`, static: false, splittable: false, word: null }, prefix, ctx, local);
     }
   }
 

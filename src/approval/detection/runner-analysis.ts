@@ -77,6 +77,9 @@ export abstract class RunnerAnalysis extends ProgramAnalysis {
       case "ed":
       case "red":
         return this.edScript(program, ctx, site);
+      case "make":
+      case "gmake":
+        return this.makefileFromInput(args, ctx, site);
       case "man": {
         // `man -P CMD`, `man --pager=CMD`: the pager is a command line.
         const parsed = parseArgs(program, args.slice(1), { style: "gnu", values: "PMLSmpet", longValues: ["pager", "manpath", "locale", "sections"], canonical: { "--pager": "-P" } });
@@ -95,6 +98,24 @@ export abstract class RunnerAnalysis extends ProgramAnalysis {
         } else if (CMDLET.test(program)) {
           this.payload(args.map((a) => quote(a.value)).join(" "), "powershell", this.child(ctx, "powershell"), collapse(site.text));
         }
+    }
+  }
+
+  /**
+   * `make -f /dev/stdin <<< …`, `make -f -`, or `-f FILE` written earlier in the command: the recipes
+   * (lines that start with a tab) are shell commands. The project's own Makefile is not read (see Known limits).
+   */
+  private makefileFromInput(args: Arg[], ctx: Ctx, site: Site): void {
+    const parsed = parseArgs("make", args.slice(1), { style: "gnu", values: "fCIjlo W", longValues: ["file", "makefile", "directory", "include-dir", "jobs", "load-average", "old-file", "what-if", "eval"], canonical: { "--file": "-f", "--makefile": "-f", "--directory": "-C" } });
+    for (const f of parsed.options.get("-f") ?? []) {
+      const text = f.static && (f.value === "-" || f.value === "/dev/stdin") ? (site.stdin?.()?.text ?? null) : this.writtenContent(f, ctx);
+      if (text === undefined) continue;
+      if (text === null) {
+        this.unanalysable("make reads a makefile that is only known when it runs", site.text, ctx);
+        continue;
+      }
+      const recipes = text.split("\n").filter((l) => l.startsWith("\t")).map((l) => l.slice(1).replace(/^[@+-]+/, ""));
+      if (recipes.length > 0) this.walkSource(recipes.join("\n"), this.child(ctx, "make recipe"));
     }
   }
 

@@ -9,7 +9,7 @@
  */
 import type { Assignment, CompoundCommand } from "../../shell/types.js";
 import type { Ctx, Site } from "./analysis-base.js";
-import { arrayKey, namerefKey, partialValue, UNKNOWN_VALUE } from "./expand.js";
+import { arrayKey, DEFAULT_IFS, namerefKey, partialValue, splitByIfs, UNKNOWN_VALUE } from "./expand.js";
 import { staticArg, type Arg } from "./model.js";
 import { RunnerAnalysis } from "./runner-analysis.js";
 import {
@@ -21,6 +21,7 @@ import {
   setArray,
   setPositional,
   setVariable,
+  associativeElements,
   type Variables,
 } from "./shell-state.js";
 import { printfOutput } from "./streams.js";
@@ -170,12 +171,13 @@ export abstract class ShellAnalysis extends RunnerAnalysis {
     }
     switch (program) {
       case "read": {
-        const { values, rest } = leadingFlags(args, "adinNptu");
+        const { flags, values, rest } = leadingFlags(args, "adinNptu");
         const names = rest.map((a) => a.value);
         const array = values.get("a");
-        if (array) names.push(array.value);
-        if (names.length === 0) names.push("REPLY");
-        for (const n of names) this.forgetName(ctx, n);
+        if (names.length === 0 && !array) names.push("REPLY");
+        if (!this.readLiteral(names, array?.value, flags.has("r") && !values.has("d") && !values.has("n") && !values.has("N"), ctx, site)) {
+          for (const n of [...names, ...(array ? [array.value] : [])]) this.forgetName(ctx, n);
+        }
         return true;
       }
       case "mapfile":
@@ -264,6 +266,34 @@ export abstract class ShellAnalysis extends RunnerAnalysis {
     }
   }
 
+  /**
+   * `read -r [-a ARR] NAMES <<< "literal"`: the line is known, so are the values, split by the IFS
+   * in force for `read` (`IFS=';' read -ra steps <<< "npm ci;npm test"`). Returns false when the
+   * line is not known (a pipe, a file, an expansion) or the options make it hard to follow.
+   */
+  private readLiteral(names: string[], array: string | undefined, plain: boolean, ctx: Ctx, site: Site): boolean {
+    if (!plain) return false;
+    const text = site.stdin?.()?.text;
+    if (text === null || text === undefined) return false;
+    const env = this.env(ctx);
+    const ifs = site.prefixEnv?.get("IFS") ?? env.get("IFS") ?? DEFAULT_IFS;
+    if (ifs === UNKNOWN_VALUE) return false;
+    const fields = splitByIfs(text.split("\n")[0] ?? "", ifs);
+    if (array) {
+      const target = this.target(ctx, array);
+      if (target === null) return false;
+      setArray(env, target, fields);
+    }
+    names.forEach((n, i) => {
+      const target = this.target(ctx, n);
+      if (target === null) return;
+      // The last name takes the rest of the line (rejoined with the first IFS character).
+      const value = i === names.length - 1 ? fields.slice(i).join(ifs.charAt(0) || " ") : (fields[i] ?? "");
+      setVariable(env, target, value);
+    });
+    return true;
+  }
+
   private forgetName(ctx: Ctx, name: string): void {
     if (!NAME.test(name)) return;
     const target = this.target(ctx, name);
@@ -301,6 +331,10 @@ export abstract class ShellAnalysis extends RunnerAnalysis {
       const looksLikeArray = value.startsWith("(") && value.endsWith(")");
       if (subscript || looksLikeArray) {
         this.forgetName(ctx, name);
+        // `declare -A tools=([lint]=eslint [fmt]="prettier --check")`: literal keys and values are followed.
+        const elements = flags.has("A") && !subscript && a.word ? associativeElements(a.word.raw) : null;
+        const target = elements ? this.target(ctx, name) : null;
+        if (elements && target) for (const [key, v] of elements) this.env(ctx).set(`${target}[${key}]`, v);
         continue;
       }
       this.assign(ctx, plus ? { name, value: a.word!, append: true } : { name, value: a.word! }, { ...a, value });

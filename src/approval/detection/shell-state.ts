@@ -60,6 +60,24 @@ export function forgetVariable(env: Variables, name: string): void {
   if (name === "IFS") env.set("IFS", UNKNOWN_VALUE);
   else env.delete(name);
   env.delete(arrayKey(name));
+  // The elements of an associative array (`tools[lint]`).
+  const element = `${name}[`;
+  for (const key of env.keys()) if (key.startsWith(element)) env.delete(key);
+}
+
+/** `declare -A name=([key]=value …)`: the elements, when every key and value is literal; null otherwise. */
+export function associativeElements(raw: string): [string, string][] | null {
+  const body = /^[A-Za-z_][A-Za-z0-9_]*=\(([\s\S]*)\)$/.exec(raw)?.[1];
+  if (body === undefined || /[$`]/.test(body)) return null;
+  const out: [string, string][] = [];
+  const re = /\s*\[([^\]]+)\]=(?:"([^"]*)"|'([^']*)'|([^\s"']*))\s*/gy;
+  let end = 0;
+  for (let m = re.exec(body); m; m = re.exec(body)) {
+    out.push([m[1]!.replace(/^["']|["']$/g, ""), m[2] ?? m[3] ?? m[4] ?? ""]);
+    end = re.lastIndex;
+    if (end >= body.length) break;
+  }
+  return end === body.length || body.trim() === "" ? out : null;
 }
 
 /** Anything may have changed (`source FILE`, `eval "$X"`): every variable is unknown, IFS too. */

@@ -11,6 +11,8 @@ export interface ToolScriptAnalysis {
   commands: string[];
   /** Files it writes. */
   writes: string[];
+  /** Files it writes whose names it computes, as far as they are known (the literal text they start with, or ""). */
+  computedWrites?: string[];
 }
 
 function readUntilDelimiter(s: string, i: number, delim: string): number {
@@ -168,5 +170,11 @@ export function analyseAwk(program: string): ToolScriptAnalysis {
   }
   const writeRe = /\bprint[f]?\b[^;}\n|]*?>>?\s*"((?:[^"\\]|\\.)*)"/g;
   for (let m = writeRe.exec(program); m; m = writeRe.exec(program)) out.writes.push(m[1]!.replace(/\\(.)/g, "$1"));
+  // `print > ("/etc/" $1 ".conf")`, `print > file`: a file name the program computes.
+  const computedRe = /\bprint[f]?\b[^;}\n|]*?>>?\s*(?!")([(A-Za-z_$][^;}\n]*)/g;
+  for (let m = computedRe.exec(program); m; m = computedRe.exec(program)) {
+    const head = /^\(?\s*"((?:[^"\\]|\\.)*)"/.exec(m[1]!);
+    (out.computedWrites ??= []).push(head ? head[1]!.replace(/\\(.)/g, "$1") : "");
+  }
   return out;
 }

@@ -100,7 +100,7 @@ export const HISTORY_PATTERNS: readonly RegExp[] = [
 export const SCRATCH_PREFIXES: readonly string[] = ["/tmp/", "/var/tmp/", "/dev/shm/", "/private/tmp/"];
 export const CONFINED_VARIABLES: readonly RegExp[] = [
   /^\$\{?(?:TMPDIR|TMP|TEMP|PWD|RUNNER_TEMP)(?:[:?=-][^}]*)?\}?\//,
-  /^\$\(\s*(?:pwd|mktemp(?:\s+[^)]*)?|git rev-parse --show-toplevel)\s*\)\//,
+  /^\$\(\s*(?:pwd|mktemp(?:\s+[^)]*)?|git rev-parse --(?:show-toplevel|git-dir|git-common-dir|absolute-git-dir))\s*\)\//,
 ];
 
 /** Credential files whose content is not secret (public keys, host keys of others). */

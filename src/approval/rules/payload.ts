@@ -9,8 +9,8 @@
  *   (`subprocess.run`, `child_process.spawn`, Perl/Ruby `system`);
  * - `argv-from`: the argv starts at argument N (`os.execv(path, [argv…])`);
  * - `command`: the call is equivalent to this shell command (`shutil.rmtree(X)`
- *   → `rm -r X`; `{0}` is the first argument), which then goes through the
- *   ordinary rules;
+ *   → `rm -r X`; `{0}` is the first argument, `{?}` something the code computes),
+ *   which then goes through the ordinary rules;
  * - `finding`: reports a finding.
  *
  * Extracted command lines and argvs are analysed as scripts. A shell-out whose
@@ -36,6 +36,8 @@ export interface PayloadCall {
   use: PayloadUse;
   /** Only when the whole payload matches this too (`run(` counts only after `from subprocess import`). */
   requires?: RegExp;
+  /** The call means something without arguments too (`p.unlink()`). */
+  noArguments?: boolean;
 }
 
 const NETWORK_CODE = /urlopen|urllib|requests\.|httpx|http\.client|socket|fetch\(|https?\.get|axios|XMLHttpRequest|LWP|HTTP::Tiny|Net::HTTP|open-uri|URI\.open|file_get_contents\(\s*['"]https?:|curl_exec/;
@@ -53,6 +55,8 @@ export const PAYLOAD_CALLS: readonly PayloadCall[] = [
   { languages: ["python"], callee: /\bpty\.spawn\s*(?=\()/g, use: { kind: "exec" } },
   { languages: ["python"], callee: /\b(?:shutil\.)?rmtree\s*(?=\()/g, use: { kind: "command", argv: ["rm", "-r", "{0}"] } },
   { languages: ["python"], callee: /\bos\.(?:remove|unlink|rmdir|removedirs)\s*(?=\()/g, use: { kind: "command", argv: ["rm", "{0}"] } },
+  // pathlib: `p.unlink()`, `Path(x).rmdir()` delete the path the object stands for (not read here).
+  { languages: ["python"], callee: /(?<!\bos)\.(?:unlink|rmdir)\s*(?=\()/g, use: { kind: "command", argv: ["rm", "{?}"] }, noArguments: true },
   // Walking a tree and deleting what it finds is a recursive delete of the tree.
   { languages: ["python"], callee: /\bos\.(?:walk|scandir|listdir)\s*(?=\()/g, use: { kind: "command", argv: ["rm", "-r", "{0}"] }, requires: /\bos\.(?:remove|unlink|rmdir)\s*\(|\.unlink\s*\(|rmtree\s*\(/ },
   { languages: ["python"], callee: /(?<![.\w])open\s*(?=\()/g, use: { kind: "command", argv: ["tee", "{0}"], when: { arg: 1, pattern: /^[rb]*[wax]|\+/ } } },
