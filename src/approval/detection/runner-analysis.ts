@@ -26,7 +26,7 @@ const FD_EXEC = new Set(["-x", "--exec", "-X", "--exec-batch"]);
 const SENDERS: ReadonlySet<string> = new Set([...STDIN_SENDERS, ...FILE_SENDERS, "curl", "curlie", "wget", "wget2"]);
 
 /** cmd.exe builtins typed at a bash prompt. */
-const CMD_WORDS = new Set(["del", "erase", "rd", "format", "taskkill"]);
+const CMD_WORDS = new Set(["del", "erase", "rd", "format", "taskkill", "DEL", "ERASE", "RD", "FORMAT", "TASKKILL", "Del", "Rd", "Format"]);
 /** PowerShell cmdlets: Verb-Noun. */
 const CMDLET = /^[A-Z][a-z]+-[A-Z][A-Za-z]+$/;
 
@@ -93,9 +93,9 @@ export abstract class RunnerAnalysis extends ProgramAnalysis {
         return;
       }
       default:
-        if (CMD_WORDS.has(program.toLowerCase()) || (program === "rmdir" && args.some((a) => /^\/s$/i.test(a.value)))) {
+        if (CMD_WORDS.has(program) || (program === "rmdir" && args.some((a) => /^\/s$/i.test(a.value)))) {
           this.payload(args.map((a) => a.value).join(" "), "cmd", this.child(ctx, "cmd"), collapse(site.text));
-        } else if (CMDLET.test(program)) {
+        } else if (program.charCodeAt(0) <= 90 && CMDLET.test(program)) {
           this.payload(args.map((a) => quote(a.value)).join(" "), "powershell", this.child(ctx, "powershell"), collapse(site.text));
         }
     }

@@ -11,7 +11,7 @@ import { AnalysisBase, MAX_STREAM_DEPTH, MAX_WRAPPERS, emptyStream, type Ctx } f
 import type { Arg } from "./model.js";
 import { parseArgs } from "./parse-args.js";
 import { isSecretPath, mayPrintSecret, printsSecret, printsSecretsItself, SECRET_HINT } from "./secrets.js";
-import { dateOutput, decode, echoOutput, LINE_FILTERS, mktempOutput, printfOutput, printsRelativePaths, type Stream } from "./streams.js";
+import { dateOutput, decode, echoOutput, LINE_FILTERS, mktempOutput, PATH_LISTERS, printfOutput, printsRelativePaths, type Stream } from "./streams.js";
 import { basename, resolveWord, type Env, type SubstitutionOutput } from "./words.js";
 import { unwrapOnce, WRAPPERS, wrapperKey } from "./wrappers.js";
 
@@ -191,7 +191,7 @@ export abstract class StreamAnalysis extends AnalysisBase {
     if (NETWORK_FETCHERS.has(program)) return { text: null, network: true, decoded: inDec, origin };
     if (program === "mktemp" && allStatic) return { text: mktempOutput(values.map((a) => a.value)), network: false, decoded: false, origin };
     if (program === "date") return { text: dateOutput(values.map((a) => a.value)), network: false, decoded: false, origin };
-    if (printsRelativePaths(program, values) || (input?.relativePaths && LINE_FILTERS.has(program) && !values.some((a) => a.value === "-o" || a.value === "--only-matching"))) {
+    if ((PATH_LISTERS.has(program) && printsRelativePaths(program, values)) || (input?.relativePaths && LINE_FILTERS.has(program) && !values.some((a) => a.value === "-o" || a.value === "--only-matching"))) {
       return { text: null, network: inNet, decoded: inDec, origin, relativePaths: true };
     }
     if (program === "cat" || program === "tac") {

@@ -199,6 +199,9 @@ export function dateOutput(args: readonly string[]): string | null {
   return format.slice(1).replace(/%[-_0^#]?\d*[a-zA-Z%]/g, (m) => (m.endsWith("%") ? "%" : "00")) + "\n";
 }
 
+/** Programs `printsRelativePaths` may say yes for. */
+export const PATH_LISTERS: ReadonlySet<string> = new Set(["git", "grep", "egrep", "fgrep", "rg", "ag", "fd", "fdfind", "find", "ls"]);
+
 /** Programs that pass the lines they read through, or some of them: a list of paths stays one. */
 export const LINE_FILTERS: ReadonlySet<string> = new Set(["head", "tail", "sort", "uniq", "cat", "tee", "grep", "egrep", "fgrep", "rg"]);
 
