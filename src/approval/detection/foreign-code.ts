@@ -135,7 +135,9 @@ const PS_RECURSE = /^-r(?:e(?:c(?:u(?:r(?:s(?:e)?)?)?)?)?)?$/i;
 const PS_NETWORK = /downloadstring|downloadfile|invoke-webrequest|\biwr\b|invoke-restmethod|\birm\b|net\.webclient|start-bitstransfer/i;
 
 function analysePowerShell(code: string, out: PayloadAnalysis): void {
-  for (const s of statements(code, /[;\n|]/)) {
+  const elements: { s: string; piped: boolean }[] = [];
+  for (const pipeline of statements(code, /[;\n]/)) statements(pipeline, /\|/).forEach((s, i) => elements.push({ s, piped: i > 0 }));
+  for (const { s, piped } of elements) {
     const w = words(s, false);
     const cmd = w[0] ?? "";
     const lower = cmd.toLowerCase();
@@ -152,7 +154,9 @@ function analysePowerShell(code: string, out: PayloadAnalysis): void {
         if (/^-(?:path|literalpath|lp)$/i.test(x)) paths.push(w[++i] ?? "");
         else if (!x.startsWith("-")) paths.push(x);
       }
-      for (const p of paths.length ? paths : ["."]) argv(out, recurse ? ["rm", "-r", windowsPath(p)] : ["rm", windowsPath(p)], `powershell ${cmd}`);
+      // `Get-ChildItem … | Remove-Item`: it deletes whatever comes down the pipeline.
+      if (paths.length === 0 && piped) out.argvs.push({ argv: recurse ? ["rm", "-r", "$PIPELINE"] : ["rm", "$PIPELINE"], dynamic: recurse ? [false, false, true] : [false, true], via: `powershell ${cmd}` });
+      for (const p of paths.length ? paths : piped ? [] : ["."]) argv(out, recurse ? ["rm", "-r", windowsPath(p)] : ["rm", windowsPath(p)], `powershell ${cmd}`);
     } else if (/^(?:format-volume|clear-disk|initialize-disk)$/i.test(cmd)) argv(out, ["mkfs", ...w.slice(1)], `powershell ${cmd}`);
     else if (/^stop-computer$/i.test(cmd)) argv(out, ["shutdown"], "powershell Stop-Computer");
     else if (/^restart-computer$/i.test(cmd)) argv(out, ["reboot"], "powershell Restart-Computer");

@@ -18,6 +18,8 @@ export interface Arg {
   network?: boolean;
   /** Part of it is the output of a substitution that decoded or transformed text. */
   decoded?: boolean;
+  /** It holds secrets read from a stream (xargs input from a credential file). */
+  secret?: boolean;
 }
 
 /** A command's arguments after its option model is applied. */

@@ -238,7 +238,13 @@ function newParsed(program: string): ParsedArgs {
  * Parses `args` (the words after the program name) with the option model of
  * `program` (or `spec` when given).
  */
+/** Programs whose first word may be an option bundle without a dash (`tar xzf a.tgz`, `ps aux`). */
+const DASHLESS_BUNDLES: ReadonlySet<string> = new Set(["tar", "gtar", "bsdtar"]);
+
 export function parseArgs(program: string, args: readonly Arg[], spec?: OptionSpec): ParsedArgs {
+  if (!spec && DASHLESS_BUNDLES.has(program) && args[0]?.static && /^[A-Za-z]+$/.test(args[0].value)) {
+    args = [{ ...args[0], value: `-${args[0].value}` }, ...args.slice(1)];
+  }
   const out = newParsed(program);
   let c = compiledFor(program, spec);
   if (c.style === "find") {

@@ -25,6 +25,9 @@ const FD_EXEC = new Set(["-x", "--exec", "-X", "--exec-batch"]);
 /** Programs that may send files or their input to another machine (secrets.ts says which arguments). */
 const SENDERS: ReadonlySet<string> = new Set([...STDIN_SENDERS, ...FILE_SENDERS, "curl", "curlie", "wget", "wget2"]);
 
+/** Network programs that can run a program on what they receive. */
+const LISTENERS: ReadonlySet<string> = new Set(["nc", "ncat", "netcat", "socat"]);
+
 /** cmd.exe builtins typed at a bash prompt. */
 const CMD_WORDS = new Set(["del", "erase", "rd", "format", "taskkill", "DEL", "ERASE", "RD", "FORMAT", "TASKKILL", "Del", "Rd", "Format"]);
 /** PowerShell cmdlets: Verb-Noun. */
@@ -38,6 +41,7 @@ export abstract class RunnerAnalysis extends ProgramAnalysis {
   /** Commands `program` runs besides itself (its own rules are evaluated by the caller). */
   protected otherCommands(program: string, args: Arg[], ctx: Ctx, site: Site): void {
     if (SENDERS.has(program)) this.sendsSecrets(program, args, ctx, site);
+    if (LISTENERS.has(program)) this.remoteShell(program, args, ctx, site);
     switch (program) {
       case "parallel":
         return this.parallel(args, ctx, site);
@@ -96,7 +100,9 @@ export abstract class RunnerAnalysis extends ProgramAnalysis {
         if (CMD_WORDS.has(program) || (program === "rmdir" && args.some((a) => /^\/s$/i.test(a.value)))) {
           this.payload(args.map((a) => a.value).join(" "), "cmd", this.child(ctx, "cmd"), collapse(site.text));
         } else if (program.charCodeAt(0) <= 90 && CMDLET.test(program)) {
-          this.payload(args.map((a) => quote(a.value)).join(" "), "powershell", this.child(ctx, "powershell"), collapse(site.text));
+          // A cmdlet in a pipeline (`Get-ChildItem … | Remove-Item`) is read with the whole pipeline.
+          const text = site.flow !== site.text ? site.flow : args.map((a) => quote(a.value)).join(" ");
+          this.payload(text, "powershell", this.child(ctx, "powershell"), collapse(site.text));
         }
     }
   }
@@ -133,11 +139,22 @@ export abstract class RunnerAnalysis extends ProgramAnalysis {
     }
   }
 
+  /**
+   * Bind and reverse shells: `nc -l 4444 -e /bin/sh`, `ncat --sh-exec …`, `socat TCP-LISTEN:4444 EXEC:/bin/bash`:
+   * a program run on whatever the network sends.
+   */
+  private remoteShell(program: string, args: Arg[], ctx: Ctx, site: Site): void {
+    const values = args.slice(1).map((a) => a.value);
+    const execs = program === "socat" ? values.some((v) => /^(?:EXEC|SYSTEM):/i.test(v)) && values.some((v) => /^(?:TCP|UDP|SCTP|OPENSSL|SSL|TCP4|TCP6|UDP4|UDP6)[-:]/i.test(v)) : values.some((v) => /^(?:-[a-zA-Z]*[ec]|--exec|--sh-exec|--lua-exec)(?:=|$)/.test(v));
+    if (execs) this.finding("network-to-interpreter", collapse(site.text), ctx, `${program} runs a program on what the network sends`);
+  }
+
   /** A network program given a secret file, or reading a stream that carries secrets. */
   private sendsSecrets(program: string, args: Arg[], ctx: Ctx, site: Site): void {
     const sending = sentByCommand(parseArgs(program, args.slice(1)));
     const file = sending.files.find((a) => isSecretPath(a.value, a.static));
     if (file) this.finding("secret-to-network", collapse(site.flow), ctx, `sends ${file.value}`);
+    else if (args.some((a) => a.secret)) this.finding("secret-to-network", collapse(site.flow), ctx, "sends secrets given as arguments");
     else if (sending.stdin && site.stdin?.()?.secret) this.finding("secret-to-network", collapse(site.flow), ctx, "sends what it reads, which holds secrets");
   }
 

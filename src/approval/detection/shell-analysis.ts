@@ -213,6 +213,7 @@ export abstract class ShellAnalysis extends RunnerAnalysis {
       }
       case "set":
         if (args.some((a, i) => a.value === "+o" && args[i + 1]?.value === "history")) this.finding("history-disable", "set +o history", ctx);
+        if (args.some((a, i) => /^-[a-zA-Z]*a[a-zA-Z]*$/.test(a.value) || (a.value === "-o" && args[i + 1]?.value === "allexport"))) this.allExport = true;
         this.setBuiltin(args, ctx);
         return false;
       case "shift": {
@@ -306,10 +307,13 @@ export abstract class ShellAnalysis extends RunnerAnalysis {
     const { flags, rest } = leadingFlags(args);
     if (flags.has("f") || flags.has("F") || flags.has("p")) return;
     const nameref = flags.has("n");
+    const exported = args[0]!.value === "export" || flags.has("x") || this.allExport;
     for (const a of rest) {
       const m = DECLARED.exec(a.value);
       if (!m) {
         if (!NAME.test(a.value)) continue;
+        // `LD_PRELOAD=…; export LD_PRELOAD`: it reaches programs now, whatever its value.
+        if (exported && !nameref) this.checkEnvVariable(a.value, { ...a, value: this.env(ctx).get(a.value) ?? `$${a.value}`, static: false }, ctx, true);
         if (nameref) {
           ctx.defs.namerefs.set(a.value, null);
           forgetVariable(this.env(ctx), a.value);
@@ -320,7 +324,7 @@ export abstract class ShellAnalysis extends RunnerAnalysis {
         continue;
       }
       const [, name, subscript, plus, value] = m as unknown as [string, string, string | undefined, string, string];
-      this.checkEnvVariable(name, { ...a, value }, ctx);
+      this.checkEnvVariable(name, { ...a, value }, ctx, exported);
       if (nameref) {
         const target = a.static && NAME.test(value) ? value : null;
         ctx.defs.namerefs.set(name, target);
@@ -394,6 +398,10 @@ export abstract class ShellAnalysis extends RunnerAnalysis {
     return true;
   }
 
-  protected abstract checkEnvVariable(name: string, value: Arg, ctx: Ctx): void;
+  /** `exported`: the variable reaches the programs the command runs (a prefix assignment, `export`, `set -a`). */
+  protected abstract checkEnvVariable(name: string, value: Arg, ctx: Ctx, exported: boolean): void;
+
+  /** `set -a` (allexport) was seen: every assignment is exported from then on. */
+  protected allExport = false;
 }
 

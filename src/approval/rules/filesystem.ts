@@ -121,7 +121,8 @@ export const FILESYSTEM_RULES: readonly Rule[] = [
     description: "Writes to or deletes a file the operating system owns (under /etc, /usr, /boot, /var, /sys, ...).",
     category: "system_file_write",
     hardline: false,
-    match: { kind: "write", classes: ["system-path"] },
+    // `tar xzf overlay.tgz -C /`, `cp file /`: the root directory is the system's too.
+    match: { kind: "write", classes: ["system-path", "root"] },
   },
   {
     id: "credential-file-write",

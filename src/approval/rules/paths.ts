@@ -20,7 +20,7 @@ export const SYSTEM_DIRS: readonly string[] = [
 
 /** Directories under which any write or delete counts as a system file write. */
 export const SYSTEM_PATH_ROOTS: readonly string[] = [
-  "/etc", "/usr", "/bin", "/sbin", "/boot", "/lib", "/lib32", "/lib64", "/libx32", "/var", "/sys",
+  "/etc", "/usr", "/bin", "/sbin", "/boot", "/lib", "/lib32", "/lib64", "/libx32", "/var", "/sys", "/opt",
   "/proc/sys", "/System", "/Library", "/private/etc", "/private/var",
 ];
 
