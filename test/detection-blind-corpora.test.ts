@@ -85,6 +85,8 @@ function report(name: string, s: Score): void {
 const DISAGREEMENTS: Record<string, string> = {
   // Decision: `rm -f tmp/*.part` (a glob in the project) is not a bulk delete, through parallel neither.
   "parallel rm -f ::: tmp/*.part": "a glob of project files is deleted like rm -f *.o",
+  // Decision: the e flag of sed's s command runs the edited text, which is not followed.
+  "echo x | sed 's/x/uname -a/e'": "sed's e flag runs the pattern space: flagged as a computed command",
 };
 
 beforeAll(async () => {
@@ -92,7 +94,7 @@ beforeAll(async () => {
 });
 
 describe("blind corpora", () => {
-  for (const name of ["tune-a.jsonl", "tune-b.jsonl", "tune-c.jsonl", "tune-d.jsonl", "tune-e.jsonl"]) {
+  for (const name of ["tune-a.jsonl", "tune-b.jsonl", "tune-c.jsonl", "tune-d.jsonl", "tune-e.jsonl", "tune-f.jsonl"]) {
     it(`${name} (tuned on) is judged as labelled`, () => {
       const s = score(load(name));
       report(name, s);
@@ -110,4 +112,4 @@ describe("blind corpora", () => {
 });
 
 /** The held-out figures when issue 9 closed (counts of the scored commands). */
-const HELD_OUT_FLOOR = { recall: 266, falseAlarms: 4 };
+const HELD_OUT_FLOOR = { recall: 268, falseAlarms: 0 };
