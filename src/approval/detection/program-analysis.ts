@@ -137,21 +137,24 @@ export abstract class ProgramAnalysis extends StreamAnalysis {
    * Files written earlier in the command by a redirect (`printf '…' > /tmp/c.sh`), with what was
    * written, worked out only when one of them is run. Keyed like downloads (`fileKey`).
    */
-  private readonly writtenFiles = new Map<string, () => string | null>();
+  private readonly writtenFiles: { file: string; cwd: string | null; append: boolean; content: () => string | null }[] = [];
 
-  /** Notes what a redirect writes to `file` (`append`: after what was there). */
+  /** Notes what a redirect writes to `file` (`append`: after what was there). Keys are worked out only when a file is run. */
   protected noteWrittenFile(file: string, ctx: Ctx, append: boolean, content: () => string | null): void {
     if (file === "" || file.startsWith("/dev/")) return;
-    const key = this.fileKey(file, ctx);
-    const before = append ? this.writtenFiles.get(key) : undefined;
-    this.writtenFiles.set(key, before ? () => joinKnown(before(), content()) : content);
+    this.writtenFiles.push({ file, cwd: ctx.cwd, append, content });
   }
 
-  /** Runs a file the command wrote earlier: what it wrote is what runs; unknown content is unanalysable. */
   /** What the command wrote to `file` earlier: the text, null when only known at run time, undefined when it did not write it. */
   protected writtenContent(file: Arg, ctx: Ctx): string | null | undefined {
-    if (!file.static) return undefined;
-    return this.writtenFiles.get(this.fileKey(file.value, ctx))?.();
+    if (!file.static || this.writtenFiles.length === 0) return undefined;
+    const key = this.fileKey(file.value, ctx);
+    let text: string | null | undefined;
+    for (const w of this.writtenFiles) {
+      if (this.fileKey(w.file, { ...ctx, cwd: w.cwd }) !== key) continue;
+      text = w.append && text !== undefined ? joinKnown(text, w.content()) : w.content();
+    }
+    return text;
   }
 
   protected runWrittenFile(file: Arg, kind: "shell" | PayloadLanguage | null, ctx: Ctx, site: Site): boolean {

@@ -113,8 +113,18 @@ export function isInert(parsed: ParsedArgs): boolean {
   return list.some((m) => matchCommand(m, literal));
 }
 
+const matchersCache = new Map<string, readonly CompiledCommand[] | undefined>();
+
 /** Command matchers that may apply to this program. */
 export function matchersFor(program: string): readonly CompiledCommand[] | undefined {
+  if (matchersCache.has(program)) return matchersCache.get(program);
+  const found = findMatchers(program);
+  if (matchersCache.size > 4096) matchersCache.clear();
+  matchersCache.set(program, found);
+  return found;
+}
+
+function findMatchers(program: string): readonly CompiledCommand[] | undefined {
   const exact = BY_PROGRAM.get(program);
   let prefixed: CompiledCommand[] | undefined;
   for (const p of BY_PREFIX) {

@@ -361,6 +361,7 @@ export abstract class ShellAnalysis extends RunnerAnalysis {
    * the word, the function body runs with the call's arguments. Returns true when handled.
    */
   protected callDefinition(args: Arg[], ctx: Ctx, site: Site): boolean {
+    if (ctx.defs.aliases.size === 0 && ctx.defs.functions.size === 0) return false;
     const first = args[0]!;
     if (!first.static) return false;
     const name = first.value;
