@@ -25,6 +25,9 @@ const FD_EXEC = new Set(["-x", "--exec", "-X", "--exec-batch"]);
 /** Programs that may send files or their input to another machine (secrets.ts says which arguments). */
 const SENDERS: ReadonlySet<string> = new Set([...STDIN_SENDERS, ...FILE_SENDERS, "curl", "curlie", "wget", "wget2"]);
 
+/** The programs `otherCommands` handles by name (the switch below, the Windows words, the listeners). */
+const RUNNERS: ReadonlySet<string> = new Set(["parallel", "fd", "fdfind", "gdb", "lldb", "valgrind", "at", "batch", "docker", "podman", "nerdctl", "cmd", "cmd.exe", "less", "more", "most", "vim", "vi", "nvim", "view", "ex", "ed", "red", "make", "gmake", "man", "rmdir", "nc", "ncat", "netcat", "socat", "del", "erase", "rd", "format", "taskkill"]);
+
 /** Network programs that can run a program on what they receive. */
 const LISTENERS: ReadonlySet<string> = new Set(["nc", "ncat", "netcat", "socat"]);
 
@@ -40,6 +43,8 @@ function quote(value: string): string {
 export abstract class RunnerAnalysis extends ProgramAnalysis {
   /** Commands `program` runs besides itself (its own rules are evaluated by the caller). */
   protected otherCommands(program: string, args: Arg[], ctx: Ctx, site: Site): void {
+    // Cheap test first: most programs run nothing else (a PowerShell cmdlet starts with a capital).
+    if (!RUNNERS.has(program) && !SENDERS.has(program) && program.charCodeAt(0) > 90) return;
     if (SENDERS.has(program)) this.sendsSecrets(program, args, ctx, site);
     if (LISTENERS.has(program)) this.remoteShell(program, args, ctx, site);
     switch (program) {

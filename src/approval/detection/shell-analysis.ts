@@ -34,6 +34,8 @@ export type ScopeMode =
   | "invalidate";
 
 const DECLARATIONS = new Set(["export", "declare", "typeset", "local", "readonly"]);
+/** The builtins `shellBuiltin` knows. */
+const STATE_BUILTINS: ReadonlySet<string> = new Set([...DECLARATIONS, "read", "mapfile", "readarray", "printf", "getopts", "let", "wait", "set", "shift", "unset", "alias", "unalias", "hash", "enable"]);
 const DECLARED = /^([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?(\+?)=([\s\S]*)$/;
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const MAX_NAMEREF_CHAIN = 8;
@@ -165,6 +167,7 @@ export abstract class ShellAnalysis extends RunnerAnalysis {
    * and was handled (it runs no program of its own); false to go on with the usual analysis.
    */
   protected shellBuiltin(program: string, args: Arg[], ctx: Ctx, site: Site): boolean {
+    if (!STATE_BUILTINS.has(program)) return false;
     if (DECLARATIONS.has(program)) {
       this.declare(args, ctx);
       return true;

@@ -155,6 +155,9 @@ const VARIABLE_USE = /\$\{?#?([A-Za-z_][A-Za-z0-9_]*)/g;
  * combinations: beyond that the variables stay unknown.
  */
 export function alternativeCombinations(cmd: SimpleCommand, env: ReadonlyMap<string, string>, max = 8): [string, string][][] | null {
+  let any = false;
+  for (const v of env.values()) if (isAlternatives(v)) any = true;
+  if (!any) return null;
   const names = new Set<string>();
   const words = [...cmd.argv, ...cmd.redirects.map((r) => r.target)];
   for (const w of words) {

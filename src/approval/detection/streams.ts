@@ -191,7 +191,18 @@ export function mktempOutput(args: readonly string[]): string {
  * `backup-$(date +%Y%m%d).tgz` names no other directory. A format that could print a
  * slash (`%D`, `%x`, a literal `/`) is unknown (null).
  */
+const dateOutputs = new Map<string, string | null>();
+
 export function dateOutput(args: readonly string[]): string | null {
+  const key = args.join("\0");
+  if (dateOutputs.has(key)) return dateOutputs.get(key)!;
+  const out = dateOutputOf(args);
+  if (dateOutputs.size > 256) dateOutputs.clear();
+  dateOutputs.set(key, out);
+  return out;
+}
+
+function dateOutputOf(args: readonly string[]): string | null {
   const format = args.find((a) => a.startsWith("+"));
   if (args.some((a) => a.startsWith("-") && !/^-(?:u|-utc|-universal)$/.test(a))) return null;
   if (format === undefined) return "Thu Jan  1 00:00:00 UTC 1970\n";
