@@ -9,7 +9,9 @@
  * - `NAME[@]`: an array's elements, joined by NUL (NUL cannot occur in a bash value);
  * - `1`…`9`, `#`, `@`: positional parameters (`@` NUL-joined);
  * - `IFS`: absent means the default (space, tab, newline); `UNKNOWN_VALUE` means it was set
- *   to something only known when it runs, so no unquoted expansion can be split here.
+ *   to something only known when it runs, so no unquoted expansion can be split here;
+ * - `!NAME`: the variable was given secrets (`T=$(cat ~/.netrc)`), so what it expands to
+ *   carries them; `!` alone: some variable was (checked first, so most words pay nothing).
  * A name that is absent is unknown (it may come from the environment), never empty.
  */
 import type { Word, WordPart } from "../../shell/types.js";
@@ -17,6 +19,22 @@ import { patternSource } from "./glob.js";
 
 /** Variables whose values are known (static) at this point of the walk. */
 export type Env = ReadonlyMap<string, string>;
+
+/** The key marking that variable `name` was given secrets. */
+export function secretKey(name: string): string {
+  return `!${name}`;
+}
+
+/** The key marking that some variable was given secrets. */
+export const SECRETS_HELD = "!";
+
+const VARIABLE_NAMES = /\$\{?[#!]?([A-Za-z_][A-Za-z0-9_]*)/g;
+
+/** Does this expansion (`$T`, `${T:-x}`, `${#T}`) use a variable that was given secrets? */
+function expandsSecret(raw: string, env: Env): boolean {
+  for (const m of raw.matchAll(VARIABLE_NAMES)) if (env.has(secretKey(dereference(m[1]!, env)))) return true;
+  return false;
+}
 
 /** Marks a variable (IFS) whose value is only known when it runs. */
 export const UNKNOWN_VALUE = "\u0000";
@@ -76,6 +94,8 @@ export interface PartOutput {
   text: string | null;
   network: boolean;
   decoded: boolean;
+  /** It carries secrets (`$(cat ~/.git-credentials)`). */
+  secret?: boolean;
 }
 
 export interface Expanded {
@@ -84,6 +104,8 @@ export interface Expanded {
   /** Some known output put in came from the network / was decoded. */
   network: boolean;
   decoded: boolean;
+  /** Some output put in carries secrets. */
+  secret: boolean;
   /** An unquoted expansion or substitution is part of the word (it may split into several words). */
   splittable: boolean;
 }
@@ -328,6 +350,7 @@ export function expandWord(word: Word, env: Env | null, outputs: readonly (PartO
   let known = true;
   let network = false;
   let decoded = false;
+  let secret = false;
   let splittable = false;
   for (const part of parts) {
     if (part.kind === "text") {
@@ -336,11 +359,14 @@ export function expandWord(word: Word, env: Env | null, outputs: readonly (PartO
     }
     if (!part.quoted) splittable = true;
     let value: string | string[] | null;
-    if (part.kind === "expansion") value = lookup(part.raw, env);
-    else {
+    if (part.kind === "expansion") {
+      value = lookup(part.raw, env);
+      if (env?.has(SECRETS_HELD) && expandsSecret(part.raw, env)) secret = true;
+    } else {
       const out = outputs?.[part.index] ?? null;
       if (out?.network) network = true;
       if (out?.decoded) decoded = true;
+      if (out?.secret) secret = true;
       // Command substitution drops the trailing newlines of the output.
       value = out && out.text !== null ? out.text.replace(/\n+$/, "") : null;
     }
@@ -363,5 +389,5 @@ export function expandWord(word: Word, env: Env | null, outputs: readonly (PartO
     } else if (part.quoted) splitter.text(value);
     else splitter.split(value);
   }
-  return { fields: known ? splitter.finish() : null, network, decoded, splittable };
+  return { fields: known ? splitter.finish() : null, network, decoded, secret, splittable };
 }

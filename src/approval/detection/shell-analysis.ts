@@ -18,6 +18,7 @@ import {
   forgetVariable,
   invalidateChanges,
   isPositionalKey,
+  markSecret,
   setArray,
   setPositional,
   setVariable,
@@ -134,6 +135,7 @@ export abstract class ShellAnalysis extends RunnerAnalysis {
       forgetAllVariables(env);
       return;
     }
+    if (value.secret) markSecret(env, target);
     if (bracket > 0) {
       // `BASH_ALIASES[x]=…` defines an alias, `BASH_CMDS[x]=…` a hashed command path.
       const key = /^\[['"]?([^\]'"]+)['"]?\]$/.exec(a.name.slice(bracket))?.[1];
@@ -145,6 +147,7 @@ export abstract class ShellAnalysis extends RunnerAnalysis {
     }
     if (a.elements) {
       const elements = this.resolveArgs(a.elements, ctx);
+      if (elements.some((e) => e.secret)) markSecret(env, target);
       let values: string[] | null = elements.every((e) => e.static) ? elements.map((e) => e.value) : null;
       if (values && a.append) {
         const old = env.get(arrayKey(target)) ?? (env.has(target) ? env.get(target) : undefined);

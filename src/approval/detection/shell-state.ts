@@ -12,7 +12,7 @@
  * change makes every variable unknown.
  */
 import type { CompoundCommand, SimpleCommand } from "../../shell/types.js";
-import { alternativesValue, arrayKey, isAlternatives, possibleValues, UNKNOWN_VALUE } from "./expand.js";
+import { alternativesValue, arrayKey, isAlternatives, possibleValues, SECRETS_HELD, secretKey, UNKNOWN_VALUE } from "./expand.js";
 import type { Arg } from "./model.js";
 
 export interface Definitions {
@@ -103,6 +103,20 @@ export function setArray(env: Variables, name: string, elements: readonly string
   }
 }
 
+/**
+ * The variable was given secrets. The mark stays when it is given something else later:
+ * a false alarm on a reused name costs a question, a lost mark costs a leaked credential.
+ */
+export function markSecret(env: Variables, name: string): void {
+  env.set(secretKey(name), "1");
+  env.set(SECRETS_HELD, "1");
+}
+
+/** Secret marks made in a scope that may have run stay after it. */
+function isSecretMark(key: string): boolean {
+  return key.charCodeAt(0) === 33; // "!"
+}
+
 /** Most literal values a variable is followed with across branches; more makes it unknown. */
 const MAX_ALTERNATIVES = 4;
 
@@ -132,6 +146,10 @@ export function invalidateChanges(outer: Variables, inner: ReadonlyMap<string, s
   for (const key of keys) {
     if (keepPositional && isPositionalKey(key)) continue;
     if (outer.get(key) === inner?.get(key)) continue;
+    if (isSecretMark(key)) {
+      outer.set(key, "1");
+      continue;
+    }
     setPossible(outer, key, [outer.get(key), inner?.get(key)]);
   }
 }
@@ -143,6 +161,10 @@ export function mergeBranches(outer: Variables, branches: readonly (ReadonlyMap<
   for (const key of keys) {
     const values = branches.map((b) => b?.get(key));
     if (values.every((v) => v === outer.get(key))) continue;
+    if (isSecretMark(key)) {
+      outer.set(key, "1");
+      continue;
+    }
     setPossible(outer, key, values);
   }
 }

@@ -46,17 +46,19 @@ export abstract class StreamAnalysis extends AnalysisBase {
       const f = resolveWord(r.target, ctx.env, (w) => w.substitutions.map((sub) => (sub.kind === "command" ? this.streamOfScript(sub.script, ctx, null) : null)), out);
       const a = out[0];
       const text = a && a.static ? a.value + "\n" : null;
-      return { text, network: f.network, decoded: f.decoded, origin: "here-string" };
+      const stream: Stream = { text, network: f.network, decoded: f.decoded, origin: "here-string" };
+      if (f.secret) stream.secret = true;
+      return stream;
     }
     if (r.operator === "<<" || r.operator === "<<-") {
-      let network = false;
-      let decoded = false;
+      const stream: Stream = { text: r.heredoc?.body ?? null, network: false, decoded: false, origin: "heredoc" };
       for (const sub of r.heredoc?.substitutions ?? []) {
         const s = this.streamOfScript(sub.script, ctx, null);
-        network ||= s.network;
-        decoded ||= s.decoded;
+        stream.network ||= s.network;
+        stream.decoded ||= s.decoded;
+        if (s.secret) stream.secret = true;
       }
-      return { text: r.heredoc?.body ?? null, network, decoded, origin: "heredoc" };
+      return stream;
     }
     if (r.operator === "<" || r.operator === "<>") {
       for (const sub of r.target.substitutions) if (sub.kind === "process_in") return this.streamOfScript(sub.script, ctx, null);
@@ -186,7 +188,9 @@ export abstract class StreamAnalysis extends AnalysisBase {
       const network = values.some((a) => a.network);
       const decoded = values.some((a) => a.decoded);
       const text = allStatic ? (program === "echo" ? echoOutput(values.map((a) => a.value)) : printfOutput(values.map((a) => a.value))) : null;
-      return { text, network, decoded, origin };
+      const out: Stream = { text, network, decoded, origin };
+      if (values.some((a) => a.secret)) out.secret = true;
+      return out;
     }
     if (NETWORK_FETCHERS.has(program)) return { text: null, network: true, decoded: inDec, origin };
     if (program === "mktemp" && allStatic) return { text: mktempOutput(values.map((a) => a.value)), network: false, decoded: false, origin };
@@ -201,6 +205,7 @@ export abstract class StreamAnalysis extends AnalysisBase {
       }
       let network = inNet;
       let decoded = inDec;
+      let secret = false;
       const texts: (string | null)[] = [];
       for (const f of files) {
         const subs = f.word?.substitutions ?? [];
@@ -212,10 +217,13 @@ export abstract class StreamAnalysis extends AnalysisBase {
           const s = this.streamOfScript(sub.script, ctx, null);
           network ||= s.network;
           decoded ||= s.decoded;
+          secret ||= s.secret ?? false;
           texts.push(s.text);
         }
       }
-      return { text: texts.every((t) => t !== null) ? texts.join("") : null, network, decoded, origin };
+      const out: Stream = { text: texts.every((t) => t !== null) ? texts.join("") : null, network, decoded, origin };
+      if (secret) out.secret = true;
+      return out;
     }
     const decoders = DECODERS[program];
     if (decoders) {

@@ -122,29 +122,50 @@ function locate(value: string, text: string, from: number): [number, number] | n
   return null;
 }
 
+/** What substitutions put into a word brought with them: network text, decoded text, secrets. */
+export interface Taint {
+  network: boolean;
+  decoded: boolean;
+  secret: boolean;
+}
+
+const CLEAN: Taint = Object.freeze({ network: false, decoded: false, secret: false });
+
+/** The flags an argument carries: only those that are set, and nothing when none is. */
+function taintOf(flags: Taint): Partial<Taint> | null {
+  if (!flags.network && !flags.decoded && !flags.secret) return null;
+  const out: Partial<Taint> = {};
+  if (flags.network) out.network = true;
+  if (flags.decoded) out.decoded = true;
+  if (flags.secret) out.secret = true;
+  return out;
+}
+
+function pushArg(out: Arg[], arg: Arg, taint: Partial<Taint> | null): void {
+  out.push(taint ? Object.assign(arg, taint) : arg);
+}
+
 /**
  * Resolves one word into the arguments bash would pass. Pushes onto `out`.
  * Returns flags about substitutions whose output was put in.
  */
-export function resolveWord(word: Word, env: Env | null, substitutions: SubstitutionResolver | null, out: Arg[]): { network: boolean; decoded: boolean } {
+export function resolveWord(word: Word, env: Env | null, substitutions: SubstitutionResolver | null, out: Arg[]): Taint {
   if (word.static) {
     if (word.braceExpansion) {
       for (const v of expandBraces(word.value)) out.push({ value: v, static: true, splittable: false, word });
     } else out.push({ value: word.value, static: true, splittable: false, word });
-    return { network: false, decoded: false };
+    return CLEAN;
   }
   const outputs = word.substitutions.length > 0 && substitutions ? substitutions(word) : null;
   const expanded = expandWord(word, env, outputs);
   if (!expanded) return resolveByValue(word, env, outputs, out);
-  const flags = { network: expanded.network, decoded: expanded.decoded };
-  const taint = flags.network || flags.decoded ? flags : null;
+  const flags: Taint = { network: expanded.network, decoded: expanded.decoded, secret: expanded.secret };
+  const taint = taintOf(flags);
   if (expanded.fields) {
-    for (const value of expanded.fields) out.push(taint ? { value, static: true, splittable: false, word, ...taint } : { value, static: true, splittable: false, word });
+    for (const value of expanded.fields) pushArg(out, { value, static: true, splittable: false, word }, taint);
     return flags;
   }
-  const arg: Arg = { value: partialValue(word, env, outputs), static: false, splittable: expanded.splittable, word };
-  if (taint) Object.assign(arg, taint);
-  out.push(arg);
+  pushArg(out, { value: partialValue(word, env, outputs), static: false, splittable: expanded.splittable, word }, taint);
   return flags;
 }
 
@@ -165,8 +186,8 @@ function partialValue(word: Word, env: Env | null, outputs: readonly (Substituti
 }
 
 /** For words without parts (made by hand): known variables put into the value, then split on blanks. */
-function resolveByValue(word: Word, env: Env | null, outputs: readonly (SubstitutionOutput | null)[] | null, out: Arg[]): { network: boolean; decoded: boolean } {
-  const flags = { network: false, decoded: false };
+function resolveByValue(word: Word, env: Env | null, outputs: readonly (SubstitutionOutput | null)[] | null, out: Arg[]): Taint {
+  const flags: Taint = { network: false, decoded: false, secret: false };
   let value = word.value;
   let known = true;
   let replaced = false;
@@ -182,13 +203,10 @@ function resolveByValue(word: Word, env: Env | null, outputs: readonly (Substitu
         value = value.slice(0, where[0]) + text + value.slice(where[1]);
         from = where[0] + text.length;
         replaced = true;
-        if (output.network) flags.network = true;
-        if (output.decoded) flags.decoded = true;
-      } else {
-        known = false;
-        if (output?.network) flags.network = true;
-        if (output?.decoded) flags.decoded = true;
-      }
+      } else known = false;
+      if (output?.network) flags.network = true;
+      if (output?.decoded) flags.decoded = true;
+      if (output?.secret) flags.secret = true;
     }
   }
   let splitAll = false;
@@ -203,15 +221,13 @@ function resolveByValue(word: Word, env: Env | null, outputs: readonly (Substitu
       return v.replace(/\0/g, " ");
     });
   }
-  const taint = flags.network || flags.decoded ? { network: flags.network, decoded: flags.decoded } : null;
+  const taint = taintOf(flags);
   if (known && replaced && !/[$`]/.test(value)) {
     if (!quoted || splitAll) {
-      for (const part of value.split(/[ \t\n]+/)) if (part !== "") out.push(taint ? { value: part, static: true, splittable: false, word, ...taint } : { value: part, static: true, splittable: false, word });
-    } else out.push(taint ? { value, static: true, splittable: false, word, ...taint } : { value, static: true, splittable: false, word });
+      for (const part of value.split(/[ \t\n]+/)) if (part !== "") pushArg(out, { value: part, static: true, splittable: false, word }, taint);
+    } else pushArg(out, { value, static: true, splittable: false, word }, taint);
     return flags;
   }
-  const arg: Arg = { value, static: false, splittable: !quoted && /\$|`/.test(word.raw), word };
-  if (taint) Object.assign(arg, taint);
-  out.push(arg);
+  pushArg(out, { value, static: false, splittable: !quoted && /\$|`/.test(word.raw), word }, taint);
   return flags;
 }
