@@ -65,6 +65,13 @@ describe("1. word splitting and indirection", () => {
     expectSafe('args=(ls -la src); "${args[@]}"');
   });
 
+  it("an assignment's value is one word, unsplit (x=$(…), export x=$(…), local x=$(…))", () => {
+    expectHardline('x=$(echo cm0gLXJmIC8= | base64 -d); eval "$x"');
+    expectHardline('export x=$(echo "rm -rf ~"); eval "$x"');
+    expectHardline("f() { local y=$(echo rm -rf ~); $y; }; f");
+    expectSafe('x=$(echo "ls   -la"); eval "$x"');
+  });
+
   it("reads literal here-strings with read, and literal associative arrays", () => {
     expectSafe('read -ra parts <<< "npm test -- --watch=false"; "${parts[@]}"');
     expectSafe("IFS=';' read -ra steps <<< \"npm ci;npm test\"; for s in \"${steps[@]}\"; do $s; done");

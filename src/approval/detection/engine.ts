@@ -138,7 +138,7 @@ class Analysis extends BranchAnalysis {
     const local: LocalMatches = [];
     for (const a of cmd.assignments) {
       const out: Arg[] = [];
-      resolveWord(a.value, ctx.env, a.value.substitutions.length > 0 ? this.resolver(ctx) : null, out);
+      resolveWord(a.value, ctx.env, a.value.substitutions.length > 0 ? this.resolver(ctx) : null, out, true);
       const value = out.length === 1 ? out[0]! : { value: a.value.value, static: false, splittable: false, word: a.value };
       // A plain assignment only reaches programs once exported (or under `set -a`); a prefix one does at once.
       this.checkEnvVariable(a.name, value, ctx, cmd.argv.length > 0 || this.allExport);

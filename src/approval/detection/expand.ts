@@ -340,8 +340,10 @@ export function splitByIfs(text: string, ifs: string): string[] {
 /**
  * Expands a word from its parts. `outputs[i]` is what `word.substitutions[i]` printed, when known.
  * Returns null when the word has no parts to work from (the caller falls back to its value).
+ * The value of an assignment (`x=$(…)`) is one word: nothing in it is split, and a list is
+ * joined with spaces, as bash does.
  */
-export function expandWord(word: Word, env: Env | null, outputs: readonly (PartOutput | null)[] | null): Expanded | null {
+export function expandWord(word: Word, env: Env | null, outputs: readonly (PartOutput | null)[] | null, assignment = false): Expanded | null {
   const parts: readonly WordPart[] | undefined = word.parts;
   if (!parts) return null;
   const ifsValue = env?.get("IFS");
@@ -357,7 +359,8 @@ export function expandWord(word: Word, env: Env | null, outputs: readonly (PartO
       splitter.text(part.text);
       continue;
     }
-    if (!part.quoted) splittable = true;
+    const quoted = part.quoted || assignment;
+    if (!quoted) splittable = true;
     let value: string | string[] | null;
     if (part.kind === "expansion") {
       value = lookup(part.raw, env);
@@ -374,19 +377,20 @@ export function expandWord(word: Word, env: Env | null, outputs: readonly (PartO
       known = false;
       continue;
     }
-    if (!part.quoted && ifs === UNKNOWN_VALUE) {
+    if (!quoted && ifs === UNKNOWN_VALUE) {
       known = false;
       continue;
     }
     if (Array.isArray(value)) {
-      if (part.quoted) splitter.quotedList(value);
+      if (assignment) splitter.text(value.join(" "));
+      else if (quoted) splitter.quotedList(value);
       else
         for (const item of value) {
           splitter.boundary();
           splitter.split(item);
           splitter.boundary();
         }
-    } else if (part.quoted) splitter.text(value);
+    } else if (quoted) splitter.text(value);
     else splitter.split(value);
   }
   return { fields: known ? splitter.finish() : null, network, decoded, secret, splittable };

@@ -26,6 +26,7 @@ import {
   type Variables,
 } from "./shell-state.js";
 import { printfOutput } from "./streams.js";
+import { DECLARATION_BUILTINS } from "./words.js";
 
 /** How a scope's changes reach the scope around it. */
 export type ScopeMode =
@@ -34,9 +35,8 @@ export type ScopeMode =
   /** A branch, a loop body, the right side of `&&`/`||`: what changed is unknown afterwards. */
   | "invalidate";
 
-const DECLARATIONS = new Set(["export", "declare", "typeset", "local", "readonly"]);
 /** The builtins `shellBuiltin` knows. */
-const STATE_BUILTINS: ReadonlySet<string> = new Set([...DECLARATIONS, "read", "mapfile", "readarray", "printf", "getopts", "let", "wait", "set", "shift", "unset", "alias", "unalias", "hash", "enable"]);
+const STATE_BUILTINS: ReadonlySet<string> = new Set([...DECLARATION_BUILTINS, "read", "mapfile", "readarray", "printf", "getopts", "let", "wait", "set", "shift", "unset", "alias", "unalias", "hash", "enable"]);
 const DECLARED = /^([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?(\+?)=([\s\S]*)$/;
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const MAX_NAMEREF_CHAIN = 8;
@@ -171,7 +171,7 @@ export abstract class ShellAnalysis extends RunnerAnalysis {
    */
   protected shellBuiltin(program: string, args: Arg[], ctx: Ctx, site: Site): boolean {
     if (!STATE_BUILTINS.has(program)) return false;
-    if (DECLARATIONS.has(program)) {
+    if (DECLARATION_BUILTINS.has(program)) {
       this.declare(args, ctx);
       return true;
     }
@@ -323,7 +323,7 @@ export abstract class ShellAnalysis extends RunnerAnalysis {
         if (nameref) {
           ctx.defs.namerefs.set(a.value, null);
           forgetVariable(this.env(ctx), a.value);
-        } else if (DECLARATIONS.has(args[0]!.value) && args[0]!.value !== "export" && args[0]!.value !== "readonly") {
+        } else if (DECLARATION_BUILTINS.has(args[0]!.value) && args[0]!.value !== "export" && args[0]!.value !== "readonly") {
           // `local x`, `declare x`: a new (empty) variable in the function's scope.
           this.forgetName(ctx, a.value);
         }

@@ -12,7 +12,7 @@ import type { Arg } from "./model.js";
 import { parseArgs } from "./parse-args.js";
 import { isSecretPath, mayPrintSecret, printsSecret, printsSecretsItself, SECRET_HINT } from "./secrets.js";
 import { dateOutput, decode, echoOutput, LINE_FILTERS, mktempOutput, PATH_LISTERS, printfOutput, printsRelativePaths, type Stream } from "./streams.js";
-import { basename, resolveWord, type Env, type SubstitutionOutput } from "./words.js";
+import { basename, DECLARATION_BUILTINS, isAssignmentWord, resolveWord, type Env, type SubstitutionOutput } from "./words.js";
 import { unwrapOnce, WRAPPERS, wrapperKey } from "./wrappers.js";
 
 export abstract class StreamAnalysis extends AnalysisBase {
@@ -23,9 +23,11 @@ export abstract class StreamAnalysis extends AnalysisBase {
   protected resolveArgs(words: readonly Word[], ctx: Ctx): Arg[] {
     const args: Arg[] = [];
     let resolver: ((w: Word) => (SubstitutionOutput | null)[]) | null = null;
+    const first = words[0];
+    const declaration = first !== undefined && first.static && DECLARATION_BUILTINS.has(first.value);
     for (const w of words) {
       if (w.substitutions.length > 0) resolver ??= this.resolver(ctx);
-      resolveWord(w, ctx.env as Env | null, w.substitutions.length > 0 ? resolver : null, args);
+      resolveWord(w, ctx.env as Env | null, w.substitutions.length > 0 ? resolver : null, args, declaration && w !== first && isAssignmentWord(w));
     }
     return args;
   }

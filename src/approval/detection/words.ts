@@ -122,6 +122,16 @@ function locate(value: string, text: string, from: number): [number, number] | n
   return null;
 }
 
+/** Builtins whose `NAME=value` arguments are assignments, so their values are not split (`export x=$(cmd)`). */
+export const DECLARATION_BUILTINS: ReadonlySet<string> = new Set(["export", "declare", "typeset", "local", "readonly"]);
+
+const ASSIGNMENT_WORD = /^[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=/;
+
+/** Is this argument of a declaration builtin an assignment (`x=$(cmd)`, not `"x=$(cmd)"` split by hand)? */
+export function isAssignmentWord(word: Word): boolean {
+  return ASSIGNMENT_WORD.test(word.raw);
+}
+
 /** What substitutions put into a word brought with them: network text, decoded text, secrets. */
 export interface Taint {
   network: boolean;
@@ -147,17 +157,17 @@ function pushArg(out: Arg[], arg: Arg, taint: Partial<Taint> | null): void {
 
 /**
  * Resolves one word into the arguments bash would pass. Pushes onto `out`.
- * Returns flags about substitutions whose output was put in.
+ * Returns flags about substitutions whose output was put in. An assignment's value is never split.
  */
-export function resolveWord(word: Word, env: Env | null, substitutions: SubstitutionResolver | null, out: Arg[]): Taint {
+export function resolveWord(word: Word, env: Env | null, substitutions: SubstitutionResolver | null, out: Arg[], assignment = false): Taint {
   if (word.static) {
-    if (word.braceExpansion) {
+    if (word.braceExpansion && !assignment) {
       for (const v of expandBraces(word.value)) out.push({ value: v, static: true, splittable: false, word });
     } else out.push({ value: word.value, static: true, splittable: false, word });
     return CLEAN;
   }
   const outputs = word.substitutions.length > 0 && substitutions ? substitutions(word) : null;
-  const expanded = expandWord(word, env, outputs);
+  const expanded = expandWord(word, env, outputs, assignment);
   if (!expanded) return resolveByValue(word, env, outputs, out);
   const flags: Taint = { network: expanded.network, decoded: expanded.decoded, secret: expanded.secret };
   const taint = taintOf(flags);
