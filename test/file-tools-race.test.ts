@@ -14,23 +14,17 @@ import { join } from "node:path";
 
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
-import { MemoryAllowlist } from "../src/approval/flow/allowlist.js";
-import { ApprovalGate } from "../src/approval/flow/gate.js";
+import type { ApprovalGate } from "../src/approval/flow/gate.js";
 import type { CheckOptions } from "../src/approval/flow/types.js";
-import { NonInteractiveSurface } from "../src/approval/surfaces/non-interactive.js";
-import { createLocalFactory } from "../src/environments/local.js";
-import { EnvironmentManager } from "../src/environments/manager.js";
+import type { EnvironmentManager } from "../src/environments/manager.js";
 import type { Environment, EnvironmentProvider, ExecOptions, ExecResult } from "../src/environments/types.js";
 import type { WriteGate } from "../src/files/approval.js";
-import type { ToolContext } from "../src/registry/types.js";
 import { createPatchHandler } from "../src/tools/patch.js";
 import { createReadFileHandler } from "../src/tools/read-file.js";
 import { createWriteFileHandler } from "../src/tools/write-file.js";
-import { createMemoryLogger } from "../src/util/logger.js";
+import { callFileTool, localFileTools, type Handler, type Json } from "./support/local-file-tools.js";
 import { startFlipper } from "./support/symlink-flipper.js";
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-type Handler = (a: Record<string, unknown>, c: ToolContext) => Promise<string>;
 
 const KEYS = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5 original@host marker\n";
 
@@ -48,19 +42,7 @@ beforeAll(() => {
   keys = join(ssh, "authorized_keys");
   mkdirSync(ssh, { recursive: true, mode: 0o700 });
   writeFileSync(keys, KEYS, { mode: 0o600 });
-  manager = new EnvironmentManager({
-    factories: [createLocalFactory({ initialCwd: root, env: () => ({ ...process.env, HOME: home }) })],
-    defaultBackend: "local",
-    closeOnExit: false,
-    idleTimeoutMs: 0,
-  });
-  gate = new ApprovalGate({
-    settings: { mode: "manual" },
-    surface: new NonInteractiveSurface("deny"),
-    allowlist: new MemoryAllowlist(),
-    logger: createMemoryLogger(),
-    home: mkdtempSync(join(root, "gate-home-")),
-  });
+  ({ manager, gate } = localFileTools(root, home));
 });
 
 afterAll(async () => {
@@ -68,12 +50,9 @@ afterAll(async () => {
   if (root) rmSync(root, { recursive: true, force: true });
 });
 
-const ctx = (): ToolContext => ({ signal: new AbortController().signal, toolName: "file", taskId: "race", sessionId: "race" });
 const sha = (data: Buffer | string) => createHash("sha256").update(data).digest("hex");
 
-async function call(handler: Handler, args: Record<string, unknown>): Promise<Json> {
-  return JSON.parse(await handler(args, ctx())) as Json;
-}
+const call = (handler: Handler, args: Record<string, unknown>): Promise<Json> => callFileTool(handler, args, "race");
 
 /** Everything under the fake ~/.ssh: names, kinds, modes and contents. */
 function protectedState(): string[] {

@@ -18,8 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MemoryAllowlist } from "../src/approval/flow/allowlist.js";
 import { ApprovalGate } from "../src/approval/flow/gate.js";
 import { NonInteractiveSurface } from "../src/approval/surfaces/non-interactive.js";
-import { createLocalFactory } from "../src/environments/local.js";
-import { EnvironmentManager } from "../src/environments/manager.js";
+import type { EnvironmentManager } from "../src/environments/manager.js";
 import { redactSecrets } from "../src/redaction/redact.js";
 import { redactLines } from "../src/redaction/tool-output.js";
 import type { ToolContext } from "../src/registry/types.js";
@@ -28,9 +27,8 @@ import { createPatchHandler } from "../src/tools/patch.js";
 import { createReadFileHandler } from "../src/tools/read-file.js";
 import { createSearchFilesHandler } from "../src/tools/search-files.js";
 import { createMemoryLogger } from "../src/util/logger.js";
+import { callFileTool, fileToolContext, localFileTools, type Handler, type Json } from "./support/local-file-tools.js";
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-type Handler = (a: Record<string, unknown>, c: ToolContext) => Promise<string>;
 
 const HAVE_RG = spawnSync("rg", ["--version"], { stdio: "ignore" }).status === 0;
 
@@ -71,19 +69,7 @@ beforeAll(() => {
   writeFileSync(join(dir, "settings.env"), SETTINGS);
   writeFileSync(join(dir, "id_ed25519"), `${ED25519}\n`);
   writeFileSync(join(dir, "readme.md"), "nothing secret here\nkey = value\n");
-  manager = new EnvironmentManager({
-    factories: [createLocalFactory({ initialCwd: root, env: () => ({ ...process.env, HOME: root }) })],
-    defaultBackend: "local",
-    closeOnExit: false,
-    idleTimeoutMs: 0,
-  });
-  gate = new ApprovalGate({
-    settings: { mode: "manual" },
-    surface: new NonInteractiveSurface("deny"),
-    allowlist: new MemoryAllowlist(),
-    logger: createMemoryLogger(),
-    home: mkdtempSync(join(root, "gate-home-")),
-  });
+  ({ manager, gate } = localFileTools(root, root));
 });
 
 afterAll(async () => {
@@ -91,10 +77,8 @@ afterAll(async () => {
   if (root) rmSync(root, { recursive: true, force: true });
 });
 
-const ctx = (): ToolContext => ({ signal: new AbortController().signal, toolName: "file", taskId: "redact", sessionId: "redact" });
-async function call(handler: Handler, args: Record<string, unknown>): Promise<Json> {
-  return JSON.parse(await handler(args, ctx())) as Json;
-}
+const ctx = (): ToolContext => fileToolContext("redact");
+const call = (handler: Handler, args: Record<string, unknown>): Promise<Json> => callFileTool(handler, args, "redact");
 const expectNoSecrets = (text: string) => {
   for (const secret of SECRETS) expect(text).not.toContain(secret);
 };

@@ -73,18 +73,22 @@ export abstract class ProgramAnalysis extends StreamAnalysis {
       return;
     }
     if (sameShell) forgetAllVariables((ctx.env ??= new Map()));
+    // Flags already on the argument were reported above.
+    if (arg.network === undefined && arg.decoded === undefined) this.reportSubstitutedCode(arg, ctx, label, siteText, "text");
+    this.unanalysable(`${label} runs a script that is only known when it runs: ${arg.value.slice(0, 120)}`, siteText, ctx);
+  }
+
+  /** Code made by the argument's substitutions: fetched from the network, or decoded. */
+  private reportSubstitutedCode(arg: Arg, ctx: Ctx, label: string, siteText: string, what: "text" | "code"): void {
     let network = false;
     let decoded = false;
-    if (arg.network === undefined && arg.decoded === undefined) {
-      for (const sub of arg.word?.substitutions ?? []) {
-        const s = this.streamOfScript(sub.script, ctx, null);
-        network ||= s.network;
-        decoded ||= s.decoded;
-      }
+    for (const sub of arg.word?.substitutions ?? []) {
+      const s = this.streamOfScript(sub.script, ctx, null);
+      network ||= s.network;
+      decoded ||= s.decoded;
     }
-    if (network) this.finding("network-to-interpreter", collapse(siteText), ctx, `${label} runs text fetched from the network`);
-    if (decoded) this.finding("decode-to-interpreter", collapse(siteText), ctx, `${label} runs decoded text`);
-    this.unanalysable(`${label} runs a script that is only known when it runs: ${arg.value.slice(0, 120)}`, siteText, ctx);
+    if (network) this.finding("network-to-interpreter", collapse(siteText), ctx, `${label} runs ${what} fetched from the network`);
+    if (decoded) this.finding("decode-to-interpreter", collapse(siteText), ctx, `${label} runs decoded ${what}`);
   }
 
   /** A shell, interpreter or database client reads its program from `stream`. */
@@ -265,15 +269,7 @@ export abstract class ProgramAnalysis extends StreamAnalysis {
   }
 
   protected runScriptArgAsPayload(arg: Arg, ctx: Ctx, label: string, siteText: string): void {
-    let network = false;
-    let decoded = false;
-    for (const sub of arg.word?.substitutions ?? []) {
-      const s = this.streamOfScript(sub.script, ctx, null);
-      network ||= s.network;
-      decoded ||= s.decoded;
-    }
-    if (network) this.finding("network-to-interpreter", collapse(siteText), ctx, `${label} runs code fetched from the network`);
-    if (decoded) this.finding("decode-to-interpreter", collapse(siteText), ctx, `${label} runs decoded code`);
+    this.reportSubstitutedCode(arg, ctx, label, siteText, "code");
     this.unanalysable(`${label} runs code that is only known when it runs: ${arg.value.slice(0, 120)}`, siteText, ctx);
   }
 
