@@ -8,7 +8,7 @@
  */
 
 import { spawnSync } from "node:child_process";
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -229,6 +229,7 @@ describe("singularity backend: configuration", () => {
       pipeDrainMs: 100,
       startTimeoutMs: 9_000,
     });
+    expect(singularityEnvironmentOptions({ image: "/i.sif", contain: false })).toEqual({ isolation: { name: "singularity", hostMounts: true }, removeStateOnClose: true });
     expect(isIsolatedBackend({ name: "singularity", hostMounts: false })).toBe(true);
     expect(isIsolatedBackend({ name: "singularity", hostMounts: true })).toBe(false);
   });
@@ -502,7 +503,12 @@ describe("singularity backend: environments against the fake CLI", () => {
     expect(r.output).toBe("/tmp\n1\n");
     const timedOut = await e.exec("sleep 30", { ...base, timeoutMs: 500 });
     expect(timedOut.exitCode).toBe(124);
+    // The state directory is in the instance's private /tmp: it ends with the instance.
+    const { stateDir } = e as unknown as { stateDir: string };
+    expect(existsSync(stateDir)).toBe(true);
+    expect(stateDir.startsWith(`${tmpdir()}/mibyan-state.`)).toBe(false);
     await e.close();
+    expect(existsSync(stateDir)).toBe(false);
 
     const calls = withoutVersionProbes(f.calls().slice(before));
     const start = calls[0]!;
@@ -546,6 +552,15 @@ describe("singularity backend: environments against the fake CLI", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("a non-contained instance shares the host's /tmp: close removes the task's state directory there", async () => {
+    const e = await create("uncontained", { contain: false });
+    expect((await e.exec("echo private output", base)).output).toBe("private output\n");
+    const { stateDir } = e as unknown as { stateDir: string };
+    expect(existsSync(stateDir)).toBe(true);
+    await e.close();
+    expect(existsSync(stateDir)).toBe(false);
   });
 
   it("works with the legacy singularity CLI found on PATH, passing SINGULARITYENV_ variables", async () => {

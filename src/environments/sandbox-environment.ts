@@ -30,7 +30,7 @@ import { CappedOutput } from "../terminal/output-buffer.js";
 import { ABORT_EXIT_CODE, DEFAULT_KILL_GRACE_MS, DEFAULT_PIPE_DRAIN_MS, TIMEOUT_EXIT_CODE } from "../terminal/process-group.js";
 import { buildInitScript, buildKillScript, buildRunScript, parseTrailer, trailerTag, TrailerFilter } from "./sandbox-scripts.js";
 import type { SandboxCommandEnd, SandboxTransport } from "./sandbox-transport.js";
-import { statePaths, wrapCommand, wrapOptionsFor, type ShellStatePaths } from "./shell-state.js";
+import { shellQuote, statePaths, wrapCommand, wrapOptionsFor, type ShellStatePaths } from "./shell-state.js";
 import type { Environment, EnvironmentFactory, ExecOptions, ExecResult } from "./types.js";
 
 export interface SandboxEnvironmentOptions {
@@ -46,6 +46,11 @@ export interface SandboxEnvironmentOptions {
   pipeDrainMs?: number;
   /** Time allowed for the init script (the sandbox's first command). Default 120 s. */
   startTimeoutMs?: number;
+  /**
+   * The sandbox's `/tmp` outlives it (a non-contained Apptainer instance shares the host's), so
+   * `close` removes the task's state directory (command outputs among it) before deleting the sandbox.
+   */
+  removeStateOnClose?: boolean;
 }
 
 /** A helper script's output and exit code. */
@@ -236,12 +241,22 @@ export class SandboxEnvironment implements Environment {
     if (!this.closing) {
       // Kill what runs first (its tree, and stop following it), then delete the sandbox.
       const stops = [...this.running].map((stopRun) => stopRun().catch(() => undefined));
-      this.closing = Promise.all(stops).then(() => this.transport.close());
+      this.closing = Promise.all(stops)
+        .then(() => (this.options.removeStateOnClose ? this.removeState() : undefined))
+        .then(() => this.transport.close());
     }
     return this.closing;
   }
 
-  /** Best-effort synchronous deletion at process exit, when the transport offers one. */
+  /** Best effort: a sandbox that cannot be reached any more is deleted all the same. */
+  private async removeState(): Promise<void> {
+    await runScript(this.transport, `rm -rf -- ${shellQuote(this.stateDir)}`, 15_000).catch(() => undefined);
+  }
+
+  /**
+   * Best-effort synchronous deletion at process exit, when the transport offers one
+   * (`removeStateOnClose` is not honoured here: it needs a command in the sandbox).
+   */
   disposeSync(): void {
     if (this.closing) return;
     this.closing = Promise.resolve();

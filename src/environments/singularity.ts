@@ -17,7 +17,7 @@
 import { backendConfigSection } from "./backend-config.js";
 import { createSandboxFactory, type SandboxEnvironmentOptions } from "./sandbox-environment.js";
 import { singularityUnavailableReason } from "./singularity-command.js";
-import { singularityOptionsFromConfig, singularityReachesHost, type SingularityOptions } from "./singularity-options.js";
+import { SINGULARITY_DEFAULTS, singularityOptionsFromConfig, singularityReachesHost, type SingularityOptions } from "./singularity-options.js";
 import { openSingularityInstance } from "./singularity-transport.js";
 import type { EnvironmentFactory } from "./types.js";
 
@@ -43,6 +43,8 @@ export function singularityEnvironmentOptions(options: SingularityOptions): Omit
   if (options.killGraceMs !== undefined) environment.killGraceMs = options.killGraceMs;
   if (options.pipeDrainMs !== undefined) environment.pipeDrainMs = options.pipeDrainMs;
   if (options.startTimeoutMs !== undefined) environment.startTimeoutMs = options.startTimeoutMs;
+  // Without `--containall` the instance's /tmp is the host's: the state directory would stay behind.
+  if (!(options.contain ?? SINGULARITY_DEFAULTS.contain)) environment.removeStateOnClose = true;
   return environment;
 }
 
