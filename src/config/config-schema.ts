@@ -63,7 +63,9 @@ export interface TerminalConfig {
   /**
    * Each backend's own options, as written (snake_case keys), checked by the
    * backend when it creates a task's environment (docs/backends/<name>.md).
+   * `local` holds the OS sandbox of the local backend (docs/sandbox.md).
    */
+  local?: Record<string, unknown>;
   ssh?: Record<string, unknown>;
   docker?: Record<string, unknown>;
   singularity?: Record<string, unknown>;
@@ -360,7 +362,7 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
     description: "Replace secrets (API keys, tokens, passwords, private keys) in command output with [REDACTED] (default true).",
   },
   // Each backend's options; the backend checks their keys when it starts a task (docs/backends/).
-  ...["ssh", "docker", "singularity", "modal", "daytona", "vercel_sandbox"].map((backend) => ({
+  ...["local", "ssh", "docker", "singularity", "modal", "daytona", "vercel_sandbox"].map((backend) => ({
     path: `terminal.${backend}`,
     type: ConfigTypes.mapping,
     description: `Options of the ${backend} backend (docs/backends/${backend.replace("_", "-")}.md).`,
