@@ -33,6 +33,7 @@ export type {
 export { ToolRegistry, type DispatchOutcome, type ListToolsFilter, type ToolRegistryOptions } from "./registry/tool-registry.js";
 export { registry } from "./registry/singleton.js";
 export { ToolDefinitionError } from "./registry/errors.js";
+export { SCHEMA_LIMITS } from "./schema/limits.js";
 export { defineTool, type InferArguments } from "./registry/define-tool.js";
 export type { Availability, AvailabilityOptions, UnavailableCode } from "./registry/availability.js";
 

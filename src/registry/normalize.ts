@@ -12,6 +12,7 @@ import type {
 import { ToolDefinitionError } from "./errors.js";
 import { parametersToJsonSchema } from "../schema/parameters.js";
 import { isStandardSchema, standardSchemaToJsonSchema } from "../schema/standard-schema.js";
+import { checkSchemaLimits } from "../schema/limits.js";
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const EMPTY_PARAMETERS: JsonSchema = Object.freeze({ type: "object", properties: {} });
@@ -50,7 +51,7 @@ function fromMibyanShape(input: MibyanToolOptions): ToolEntry {
   if (typeof schema.description !== "string" || schema.description.trim() === "") {
     throw new ToolDefinitionError(name, "schema.description is the model-facing description and must be a non-empty string");
   }
-  const { parameters, standardSchema } = resolveParameters(name, schema.parameters);
+  const { parameters, standardSchema } = checkedParameters(name, schema.parameters);
   const handler = input.handler;
   return buildEntry(input, {
     description: input.description ?? schema.description,
@@ -65,7 +66,7 @@ function fromDefinitionShape(input: ToolDefinitionOptions): ToolEntry {
   if (typeof input.description !== "string" || input.description.trim() === "") {
     throw new ToolDefinitionError(name, "description must be a non-empty string (the model reads it)");
   }
-  const { parameters, standardSchema } = resolveParameters(name, input.parameters);
+  const { parameters, standardSchema } = checkedParameters(name, input.parameters);
   const handler = input.handler;
   return buildEntry(input, {
     description: input.description,
@@ -73,6 +74,16 @@ function fromDefinitionShape(input: ToolDefinitionOptions): ToolEntry {
     standardSchema,
     invokeHandler: (args, ctx: ToolContext) => handler(ctx.session, args, ctx),
   });
+}
+
+/** The parameters schema, refused when it is cyclic or too large for validation and export to stay bounded (schemas are untrusted). */
+function checkedParameters(
+  name: string,
+  parameters: readonly ToolParameter[] | JsonSchema | StandardSchemaLike | undefined,
+): { parameters: JsonSchema; standardSchema?: StandardSchemaLike } {
+  const resolved = resolveParameters(name, parameters);
+  checkSchemaLimits(name, resolved.parameters, { patterns: resolved.standardSchema === undefined });
+  return resolved;
 }
 
 function resolveParameters(

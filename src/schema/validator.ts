@@ -2,6 +2,7 @@ import { createRequire } from "node:module";
 import type { ErrorObject, ValidateFunction } from "ajv";
 import type { JsonSchema, StandardSchemaLike, ValidationIssue } from "../registry/types.js";
 import { isThenable } from "../util/text.js";
+import { linearRegExp } from "./linear-regexp.js";
 
 /**
  * What a validator answers: `undefined` (valid as given), the issues the model
@@ -21,7 +22,8 @@ function ajv(): AjvInstance {
   if (sharedAjv === undefined) {
     const require = createRequire(import.meta.url);
     const AjvClass = (require("ajv") as { default: typeof import("ajv").default }).default;
-    sharedAjv = new AjvClass({ allErrors: true, strict: false, validateFormats: false, addUsedSchema: false });
+    // Patterns run on a linear-time engine: schemas come from MCP servers and plugins (see linear-regexp.ts).
+    sharedAjv = new AjvClass({ allErrors: true, strict: false, validateFormats: false, addUsedSchema: false, code: { regExp: linearRegExp } });
   }
   return sharedAjv;
 }
