@@ -10,9 +10,20 @@
  * 0700), removed by `close()`. `close()` also ends what the task left running:
  * commands still running are aborted, and the process groups of finished
  * commands that left jobs behind (`server &`) get SIGTERM, then SIGKILL after
- * at most a second. There is no isolation: commands run as the
+ * at most a second. There is no isolation by default: commands run as the
  * current user with full access to the machine, so the approval gate applies
  * to every dangerous command (`isolation: { name: "local" }`).
+ *
+ * With `terminal.local.sandbox` set (docs/sandbox.md), every command this
+ * environment runs (the terminal's, background launches and their
+ * bookkeeping, the file tools' scripts) is spawned inside a bubblewrap sandbox
+ * built once per environment: the rest of the machine read-only, the
+ * workspace writable or not, a private /tmp, the network on or off. The gate
+ * still applies: the sandbox is a second line, not a replacement. A sandbox
+ * that is configured but cannot work makes `create` (and the factory's
+ * `unavailableReason`) fail; commands never fall back to running unsandboxed.
+ * Every command must then go through the sandbox: the state file is writable
+ * by sandboxed commands, so sourcing it outside would run their code outside.
  */
 
 import { readFileSync, rmSync } from "node:fs";
@@ -23,6 +34,9 @@ import path from "node:path";
 import type { BackendInfo } from "../approval/flow/types.js";
 import { expandTilde } from "../config/home.js";
 import { getConfig } from "../config/load-config.js";
+import { createCommandSandbox, sandboxStatus, type CommandSandbox, type SandboxStatus } from "../sandbox/command-sandbox.js";
+import { SandboxUnavailableError } from "../sandbox/errors.js";
+import { configuredSandboxPolicy, type SandboxPolicy } from "../sandbox/policy.js";
 import { ABORT_EXIT_CODE, spawnGroup } from "../terminal/process-group.js";
 import { statePaths, wrapCommand, wrapOptionsFor, type ShellStatePaths } from "./shell-state.js";
 import type { Environment, EnvironmentFactory, ExecOptions, ExecResult } from "./types.js";
@@ -44,6 +58,12 @@ export interface LocalEnvironmentOptions {
   killGraceMs?: number;
   /** How long output is still read after the shell exited (background jobs). Default 250 ms. */
   pipeDrainMs?: number;
+  /** The OS sandbox. Default: config `terminal.local.sandbox` (read when the environment is created). */
+  sandbox?: SandboxPolicy;
+  /** The bubblewrap program (tests). Default: `bwrap` on PATH. */
+  sandboxProgram?: string;
+  /** The profile home kept read-only inside the sandbox. Default: `mibyanHome()`. */
+  profileHome?: string;
 }
 
 /** Config `terminal.cwd` (expanded and absolute), or `process.cwd()`. */
@@ -99,6 +119,7 @@ export class LocalEnvironment implements Environment {
   readonly #env: (() => NodeJS.ProcessEnv) | undefined;
   readonly #killGraceMs: number | undefined;
   readonly #pipeDrainMs: number | undefined;
+  readonly #sandbox: CommandSandbox | undefined;
   #cwd: string;
   #closed = false;
   #closing: Promise<void> | undefined;
@@ -115,6 +136,7 @@ export class LocalEnvironment implements Environment {
     stateDir: string,
     initialCwd: string,
     options: LocalEnvironmentOptions,
+    sandbox: CommandSandbox | undefined,
   ) {
     this.stateDir = stateDir;
     this.initialCwd = initialCwd;
@@ -123,15 +145,41 @@ export class LocalEnvironment implements Environment {
     this.#env = options.env;
     this.#killGraceMs = options.killGraceMs;
     this.#pipeDrainMs = options.pipeDrainMs;
+    this.#sandbox = sandbox;
   }
 
-  /** Creates the task's state directory. Throws when it cannot (temp dir not writable) or the config is invalid. */
+  /**
+   * Creates the task's state directory, and the sandbox when one is configured.
+   * Throws when it cannot (temp dir not writable), when the config is invalid,
+   * and when a configured sandbox cannot work here (`SandboxUnavailableError`).
+   */
   static async create(taskId: string, options: LocalEnvironmentOptions = {}): Promise<LocalEnvironment> {
     const initialCwd = path.resolve(options.initialCwd ?? defaultInitialCwd());
+    const policy = options.sandbox ?? configuredSandboxPolicy();
     // mkdtemp creates it 0700 already; the chmod makes that explicit whatever the platform does.
     const stateDir = await mkdtemp(path.join(options.tempDir ?? tmpdir(), `mibyan-env-${slug(taskId)}-`));
-    await chmod(stateDir, 0o700);
-    return new LocalEnvironment(taskId, stateDir, initialCwd, options);
+    let sandbox: CommandSandbox | undefined;
+    try {
+      await chmod(stateDir, 0o700);
+      if (policy.mode !== "off") {
+        sandbox = createCommandSandbox(policy, {
+          workspace: initialCwd,
+          runtimeWritable: [stateDir],
+          privateTmp: path.join(stateDir, "tmp"),
+          ...(options.profileHome !== undefined ? { profileHome: options.profileHome } : {}),
+          ...(options.sandboxProgram !== undefined ? { program: options.sandboxProgram } : {}),
+        });
+      }
+    } catch (err) {
+      await rm(stateDir, { recursive: true, force: true });
+      throw err;
+    }
+    return new LocalEnvironment(taskId, stateDir, initialCwd, options, sandbox);
+  }
+
+  /** Whether commands run sandboxed, and how (undefined when the sandbox is off). */
+  get sandbox(): SandboxStatus | undefined {
+    return this.#sandbox?.status;
   }
 
   /** The task's working directory, as the last finished command left it. */
@@ -159,7 +207,8 @@ export class LocalEnvironment implements Environment {
     const signal = controller.signal;
     let group;
     try {
-      group = spawnGroup(["bash", "-c", script, "bash", command], {
+      const argv = ["bash", "-c", script, "bash", command];
+      group = spawnGroup(this.#sandbox ? this.#sandbox.wrap(argv) : argv, {
         // The wrapper enters the task's directory itself (with a fallback when it is gone),
         // so the spawn needs a directory that always exists.
         cwd: "/",
@@ -251,11 +300,26 @@ export class LocalEnvironment implements Environment {
   }
 }
 
+/**
+ * Why the configured sandbox cannot be used here, or undefined (off, or it
+ * works). Throws `SandboxConfigError` on malformed settings (the manager
+ * reports that as an invalid configuration).
+ */
+export function localSandboxProblem(options: Pick<LocalEnvironmentOptions, "sandbox" | "sandboxProgram"> = {}): string | undefined {
+  const policy = options.sandbox ?? configuredSandboxPolicy();
+  if (policy.mode === "off") return undefined;
+  const status = sandboxStatus(policy, options.sandboxProgram);
+  return status.active ? undefined : new SandboxUnavailableError(status.reason ?? "bubblewrap cannot be used").message;
+}
+
 /** A `local` factory with options (the default `localFactory` has none). */
 export function createLocalFactory(options: LocalEnvironmentOptions = {}): EnvironmentFactory {
   return {
     backend: "local",
-    unavailableReason: () => (process.platform === "win32" ? "the local backend needs bash and POSIX process groups (not Windows)" : undefined),
+    unavailableReason: () => {
+      if (process.platform === "win32") return "the local backend needs bash and POSIX process groups (not Windows)";
+      return localSandboxProblem(options);
+    },
     create: (taskId) => LocalEnvironment.create(taskId, options),
   };
 }
