@@ -6,7 +6,7 @@
  * so the caller can describe it instead of silently dropping it.
  */
 import type { SchemaNode } from "./types.js";
-import { isPlainObject } from "./clone.js";
+import { isPlainObject, setOwn } from "./clone.js";
 
 export interface MergeResult {
   merged: SchemaNode;
@@ -43,15 +43,16 @@ export function mergeAllOf(base: SchemaNode, members: readonly SchemaNode[]): Me
   for (const member of members) {
     const conflict: SchemaNode = {};
     for (const [key, value] of Object.entries(member)) {
-      const current = merged[key];
+      const current = Object.hasOwn(merged, key) ? merged[key] : undefined;
       if (current === undefined) {
-        merged[key] = value;
+        setOwn(merged, key, value);
       } else if (key === "properties" && isPlainObject(current) && isPlainObject(value)) {
         const props: Record<string, unknown> = { ...current };
         for (const [name, schema] of Object.entries(value)) {
-          if (props[name] === undefined || same(props[name], schema)) props[name] = schema;
+          const known = Object.hasOwn(props, name) ? props[name] : undefined;
+          if (known === undefined || same(known, schema)) setOwn(props, name, schema);
           // Same property constrained twice: intersect it on the next pass.
-          else props[name] = { allOf: [props[name], schema] };
+          else setOwn(props, name, { allOf: [known, schema] });
         }
         merged.properties = props;
       } else if (key === "required" && Array.isArray(current) && Array.isArray(value)) {
@@ -62,7 +63,7 @@ export function mergeAllOf(base: SchemaNode, members: readonly SchemaNode[]): Me
         // The outer node's annotation describes the whole; a member's adds nothing the model needs twice.
         continue;
       } else if (!same(current, value)) {
-        conflict[key] = value;
+        setOwn(conflict, key, value);
       }
     }
     if (Object.keys(conflict).length > 0) conflicts.push(conflict);

@@ -21,6 +21,17 @@ export function cloneJson<T>(value: T): T {
   }
 }
 
+/**
+ * `object[key] = value` for a key that came from the input. A property named
+ * `__proto__` is legal JSON (and `JSON.parse` makes it an own property), but
+ * plain assignment would set the object's prototype instead, dropping the
+ * property while `required` still names it. Defining it keeps it a property.
+ */
+export function setOwn(object: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === "__proto__") Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+  else object[key] = value;
+}
+
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -86,7 +97,7 @@ function copyAsJson(value: unknown): unknown {
     }
     // Anything else (undefined, a function, a symbol) has no JSON form.
     if (Array.isArray(task.into)) task.into[task.at as number] = copy === undefined ? null : copy;
-    else if (copy !== undefined) task.into[task.at] = copy;
+    else if (copy !== undefined) setOwn(task.into, task.at as string, copy);
   }
   return top[0];
 }

@@ -9,7 +9,7 @@
  */
 import type { FunctionSchema } from "../registry/types.js";
 import type { SchemaNode } from "./types.js";
-import { isPlainObject } from "./clone.js";
+import { isPlainObject, setOwn } from "./clone.js";
 import { hasNoProperties } from "./parameters.js";
 import { annotate, notesFor, render } from "./notes.js";
 import { declaredTypes, inferType, isNullSchema } from "./shape.js";
@@ -211,17 +211,17 @@ function convertFormat(node: SchemaNode, out: SchemaNode, notes: string[]): void
 
 function convertProperties(node: SchemaNode, properties: Record<string, unknown>, out: SchemaNode, ctx: WalkContext): void {
   const converted: Record<string, SchemaNode> = {};
-  for (const [name, schema] of Object.entries(properties)) converted[name] = convert(schema, ctx);
+  for (const [name, schema] of Object.entries(properties)) setOwn(converted, name, convert(schema, ctx));
   if (Object.keys(converted).length === 0) return;
   out.type ??= "object";
   out.properties = converted;
   if (Array.isArray(node.required)) {
     // Gemini rejects a required name that has no property schema.
-    const required = node.required.filter((n): n is string => typeof n === "string" && n in converted);
+    const required = node.required.filter((n): n is string => typeof n === "string" && Object.hasOwn(converted, n));
     if (required.length > 0) out.required = [...new Set(required)];
   }
   if (Array.isArray(node.propertyOrdering)) {
-    const ordering = node.propertyOrdering.filter((n): n is string => typeof n === "string" && n in converted);
+    const ordering = node.propertyOrdering.filter((n): n is string => typeof n === "string" && Object.hasOwn(converted, n));
     if (ordering.length > 0) out.propertyOrdering = ordering;
   }
 }

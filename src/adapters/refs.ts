@@ -14,7 +14,8 @@ export function resolveLocalRef(root: SchemaNode, ref: string): SchemaNode | und
   let node: unknown = root;
   for (const key of path) {
     if (Array.isArray(node)) node = node[Number(key)];
-    else if (isPlainObject(node)) node = node[key];
+    // Own properties only: `#/$defs/__proto__` or `#/constructor` must not reach Object.prototype.
+    else if (isPlainObject(node)) node = Object.hasOwn(node, key) ? node[key] : undefined;
     else return undefined;
   }
   return isPlainObject(node) ? node : undefined;

@@ -10,7 +10,7 @@
  */
 import type { FunctionSchema } from "../registry/types.js";
 import type { SchemaNode } from "./types.js";
-import { isPlainObject } from "./clone.js";
+import { isPlainObject, setOwn } from "./clone.js";
 import { annotate, notesFor } from "./notes.js";
 import { declaredTypes, inferType, isNullSchema } from "./shape.js";
 import { pointerPath } from "./refs.js";
@@ -108,7 +108,7 @@ function keptInOutput(root: SchemaNode, ref: string): boolean {
     if (keyword === "items" && isPlainObject(node.items)) node = node.items;
     else if ((keyword === "properties" || keyword === "$defs" || keyword === "definitions") && member !== undefined) {
       const table = node[keyword];
-      node = isPlainObject(table) ? table[member] : undefined;
+      node = isPlainObject(table) && Object.hasOwn(table, member) ? table[member] : undefined;
       i++;
     } else if (keyword === "anyOf" && Array.isArray(node.anyOf) && member !== undefined && /^\d+$/.test(member)) {
       node = node.anyOf[Number(member)];
@@ -167,7 +167,7 @@ function strictifyResolved(node: SchemaNode, ctx: WalkContext, extraNotes: reado
     const table = node[defs];
     if (!isPlainObject(table)) continue;
     const converted: Record<string, SchemaNode> = {};
-    for (const [name, schema] of Object.entries(table)) converted[name] = strictify(schema, ctx);
+    for (const [name, schema] of Object.entries(table)) setOwn(converted, name, strictify(schema, ctx));
     out[defs] = converted;
   }
 
@@ -186,7 +186,7 @@ function strictifyObject(node: SchemaNode, out: SchemaNode, notes: string[], ctx
   const properties: Record<string, SchemaNode> = {};
   for (const [name, schema] of Object.entries(source)) {
     const converted = strictify(schema, ctx);
-    properties[name] = required.has(name) ? converted : nullable(converted);
+    setOwn(properties, name, required.has(name) ? converted : nullable(converted));
   }
   out.properties = properties;
   out.required = Object.keys(properties);

@@ -2,6 +2,7 @@ import type { FunctionSchema, OpenAIToolDefinition, ToolEntry } from "../registr
 import type { ToolRegistry } from "../registry/tool-registry.js";
 import { registry as defaultRegistry } from "../registry/singleton.js";
 import { exportTools, type ExportFormat } from "../adapters/index.js";
+import { checkSchemaLimits } from "../schema/limits.js";
 import { describeThrown } from "../util/text.js";
 
 export interface ToolSelection {
@@ -44,7 +45,10 @@ export function selectTools(options: GetToolDefinitionsOptions = {}): SelectedTo
     }
     try {
       survivors ??= new Set(entries.map((e) => e.name));
-      tools.push({ entry, schema: entry.patchSchema(entry.schema, survivors) });
+      const schema = entry.patchSchema(entry.schema, survivors);
+      // A patched schema never went through registration's checks: a cycle or a 3,000-level nest would break every exporter.
+      checkSchemaLimits(entry.name, schema?.parameters, { patterns: false });
+      tools.push({ entry, schema });
     } catch (thrown) {
       // Its static schema might name tools the model cannot call, so the tool is left out.
       warnings.push(`schema patch of ${entry.name} failed (${describeThrown(thrown)}); the tool is left out`);
@@ -60,11 +64,20 @@ export function getToolDefinitions(options: GetToolDefinitionsOptions = {}): unk
   const { tools, warnings } = selectTools(options);
   if (!options.quiet) for (const warning of warnings) target.logger.warn(warning);
   const format = options.format ?? "openai";
-  if (format === "openai") {
-    return tools.map(({ entry, schema }) => (schema === entry.schema ? entry.definition : { type: "function", function: schema }));
+  exportTools([], format); // an unknown format is the caller's error, thrown, not a tool's
+  const definitions: unknown[] = [];
+  for (const { entry, schema } of tools) {
+    // A registered schema passed registration's checks; OpenAI takes it as it is.
+    if (format === "openai" && schema === entry.schema) {
+      definitions.push(entry.definition);
+      continue;
+    }
+    // One tool whose schema an exporter cannot convert is left out, with the reason logged; the rest are listed.
+    try {
+      definitions.push(exportTools([{ schema, category: entry.category, toolset: entry.toolset }], format)[0]);
+    } catch (thrown) {
+      target.logger.warn(`${format} export of ${entry.name} failed (${describeThrown(thrown)}); the tool is left out`);
+    }
   }
-  return exportTools(
-    tools.map(({ entry, schema }) => ({ schema, category: entry.category, toolset: entry.toolset })),
-    format,
-  );
+  return definitions;
 }
