@@ -239,7 +239,7 @@ terminal:
     expect(({} as Record<string, unknown>).enabled).toBeUndefined();
   });
 
-  it("reports an unreadable config file as an io error", () => {
+  it("reports a directory in place of the config file as not_file", () => {
     mkdirSync(path.join(home, "config.yaml"));
     const err = (() => {
       try {
@@ -249,7 +249,7 @@ terminal:
       }
     })();
     expect(err).toBeInstanceOf(ConfigError);
-    expect((err as ConfigError).kind).toBe("io");
+    expect((err as ConfigError).kind).toBe("not_file");
   });
 });
 

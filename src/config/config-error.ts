@@ -3,8 +3,12 @@
 import { displayPath } from "./home.js";
 
 export type ConfigErrorKind =
-  /** The file could not be read (permissions, a directory in its place, ...). */
+  /** The file could not be read (permissions, ...). */
   | "io"
+  /** The path leads (perhaps through a symlink) to a directory, FIFO, device or socket. */
+  | "not_file"
+  /** The file is larger than `MAX_CONFIG_BYTES`. */
+  | "too_large"
   /** The YAML itself is malformed (including several documents in one file). */
   | "syntax"
   /** The same key appears twice in one mapping. */

@@ -4,7 +4,7 @@
  * actually exists: a run without one never pays for it.
  */
 
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 
@@ -20,6 +20,7 @@ import {
   type SourceLocation,
 } from "./config-schema.js";
 import { configPath, expandTilde, mibyanHome } from "./home.js";
+import { readConfigFile } from "./read-config-file.js";
 
 export interface LoadConfigOptions {
   /** The profile home; `~` is expanded and relative paths are resolved. Defaults to `mibyanHome(env)`. */
@@ -213,26 +214,16 @@ function resolveHome(home: string | undefined, env: NodeJS.ProcessEnv): string {
 
 /**
  * Reads `<home>/config.yaml`. A missing file is the empty configuration (`exists: false`);
- * an empty file is fine. Anything unusable throws `ConfigError`.
+ * an empty file is fine. Anything unusable throws `ConfigError`, including a path that
+ * leads to something other than a regular file, or a file over `MAX_CONFIG_BYTES`.
  */
 export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   const env = options.env ?? process.env;
   const file = configPath(resolveHome(options.home, env));
 
-  let source: string;
-  try {
-    source = readFileSync(file, "utf8");
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") {
-      return { path: file, exists: false, config: emptyConfig(), warnings: [] };
-    }
-    throw new ConfigError(`cannot read the configuration: ${(err as Error).message}`, {
-      kind: "io",
-      file,
-      cause: err,
-    });
-  }
+  // A regular file of bounded size only: the path may be a symlink to /dev/zero or a FIFO (see read-config-file.ts).
+  const source = readConfigFile(file);
+  if (source === undefined) return { path: file, exists: false, config: emptyConfig(), warnings: [] };
   return { path: file, exists: true, ...parseConfig(source, file) };
 }
 
