@@ -18,8 +18,14 @@
  *   caller's session and task, one after another, so hooks, validation and
  *   availability checks apply to them exactly as to the model's own calls.
  *
- * This isolates the tool runtime from a crashing or hanging program; it is
- * NOT a security boundary (same user, same machine, same file system).
+ * This isolates the tool runtime from a crashing or hanging program; by
+ * itself it is NOT a security boundary (same user, same machine, same file
+ * system). With the local sandbox on (`terminal.local.sandbox`, docs/sandbox.md)
+ * the program runs inside it: everything read-only but its own `work/`
+ * folder (in `workspace-write` mode) and a private /tmp, the network as
+ * configured. A sandbox that is configured but cannot work refuses the run.
+ * The program's tool calls run where those tools run (terminal commands in
+ * the task's environment, sandboxed there too on the local backend).
  */
 
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -28,6 +34,8 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 
 import type { ToolRegistry } from "../registry/tool-registry.js";
+import { createCommandSandbox, type CommandSandbox } from "../sandbox/command-sandbox.js";
+import { configuredSandboxPolicy, type SandboxPolicy } from "../sandbox/policy.js";
 import { registry as defaultRegistry } from "../registry/singleton.js";
 import { ABORT_EXIT_CODE, spawnGroup, type ProcessGroupResult, type SpawnedGroup } from "../terminal/process-group.js";
 import { describeThrown } from "../util/text.js";
@@ -97,6 +105,10 @@ export interface RunCodeOptions {
   env?: NodeJS.ProcessEnv;
   /** The node binary. Default: `process.execPath`. */
   nodePath?: string;
+  /** The OS sandbox the program runs in. Default: config `terminal.local.sandbox`. */
+  sandbox?: SandboxPolicy;
+  /** The bubblewrap program (tests). Default: `bwrap` on PATH. */
+  sandboxProgram?: string;
 }
 
 export interface RunCodeResult {
@@ -194,12 +206,35 @@ export async function runCode(options: RunCodeOptions): Promise<RunCodeResult> {
     await mkdir(workdir);
     await writeFile(join(root, "prelude.mjs"), buildSandboxPrelude({ callable: callableTools, selfName: EXECUTE_CODE_TOOL }));
     await writeFile(programPath, programSource(options.code));
-    return await supervise(options, target, callableTools, programPath, workdir, started);
+    let sandbox: CommandSandbox | undefined;
+    try {
+      sandbox = programSandbox(options, root, workdir);
+    } catch (thrown) {
+      // Fail closed: a configured sandbox that cannot be built means the program does not run.
+      return notRun(callableTools, started, -1, { error: `the program was not run: ${describeThrown(thrown)}` });
+    }
+    return await supervise(options, target, callableTools, programPath, workdir, started, sandbox);
   } catch (thrown) {
     return notRun(callableTools, started, -1, { error: `cannot run the program: ${describeThrown(thrown)}` });
   } finally {
     await rm(root, { recursive: true, force: true }).catch(() => undefined);
   }
+}
+
+/** The sandbox of one run (undefined when off): `work/` is its workspace, `tmp/` beside it its /tmp, the program's files readable. */
+function programSandbox(options: RunCodeOptions, root: string, workdir: string): CommandSandbox | undefined {
+  const policy = options.sandbox ?? configuredSandboxPolicy();
+  if (policy.mode === "off") return undefined;
+  return createCommandSandbox(
+    // The configured extra roots are for the terminal's workspace; a program gets its own folder only.
+    { ...policy, writableRoots: [] },
+    {
+      workspace: workdir,
+      runtimeReadable: [root],
+      privateTmp: join(root, "tmp"),
+      ...(options.sandboxProgram !== undefined ? { program: options.sandboxProgram } : {}),
+    },
+  );
 }
 
 async function supervise(
@@ -209,6 +244,7 @@ async function supervise(
   programPath: string,
   workdir: string,
   started: number,
+  sandbox: CommandSandbox | undefined,
 ): Promise<RunCodeResult> {
   const maxToolCalls = options.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS;
   const callable = new Set(callableTools);
@@ -224,7 +260,8 @@ async function supervise(
 
   let group: SpawnedGroup;
   try {
-    group = spawnGroup([options.nodePath ?? process.execPath, programPath], {
+    const argv = [options.nodePath ?? process.execPath, programPath];
+    group = spawnGroup(sandbox ? sandbox.wrap(argv) : argv, {
       cwd: workdir,
       env: options.env ?? sandboxEnv(),
       timeoutMs: options.timeoutMs ?? DEFAULT_CODE_TIMEOUT_SECONDS * 1000,
