@@ -1,6 +1,13 @@
 import type { ToolResult } from "../registry/types.js";
 import { fail } from "./result.js";
 
+/**
+ * The longest arguments string parsed, in characters. A model's whole output
+ * is far shorter (128k tokens is about 500,000 characters); a longer string
+ * can only be an attack on the parser's time and memory.
+ */
+export const MAX_ARGUMENT_CHARS = 2_000_000;
+
 export type ParsedArguments = { ok: true; args: Record<string, unknown> } | { ok: false; result: ToolResult<never> };
 
 /**
@@ -12,6 +19,12 @@ export function parseArguments(toolName: string, raw: unknown): ParsedArguments 
   if (raw === undefined || raw === null) return { ok: true, args: {} };
   let value = raw;
   if (typeof raw === "string") {
+    if (raw.length > MAX_ARGUMENT_CHARS) {
+      return {
+        ok: false,
+        result: fail(`Arguments for ${toolName} are ${raw.length} characters of JSON; the limit is ${MAX_ARGUMENT_CHARS}`, "invalid_args"),
+      };
+    }
     if (raw.trim() === "") return { ok: true, args: {} };
     try {
       value = JSON.parse(raw);
