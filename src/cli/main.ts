@@ -29,7 +29,7 @@ function buildProgram(): Command {
     .option("--json", "print JSON: {toolsets:[{name,description,available,tools:[{name,available,reason}]}]}")
     .action(async (options: { json?: boolean }) => {
       const runtime = await boot();
-      const { collectToolStatus, renderToolStatus } = await import("./commands/tools.js");
+      const { collectToolStatus, renderToolStatus, collectSandboxStatus, renderSandboxStatus } = await import("./commands/tools.js");
       const toolsets = collectToolStatus(runtime);
       if (options.json) {
         const json = toolsets.map(({ tools, ...toolset }) => ({
@@ -38,7 +38,8 @@ function buildProgram(): Command {
         }));
         process.stdout.write(`${JSON.stringify({ toolsets: json }, null, 2)}\n`);
       } else {
-        process.stdout.write(renderToolStatus(toolsets));
+        // Whether local commands run in the OS sandbox, and why not when it is configured but cannot work.
+        process.stdout.write(renderToolStatus(toolsets) + renderSandboxStatus(await collectSandboxStatus()));
       }
     });
 

@@ -58,3 +58,41 @@ export function renderToolStatus(toolsets: readonly ToolsetStatus[]): string {
   if (lines.length === 0) lines.push("No tools are registered.");
   return `${lines.join("\n")}\n`;
 }
+
+/** The local backend's OS sandbox, as `mibyan tools` reports it (docs/sandbox.md). */
+export interface SandboxReport {
+  mode: string;
+  network: boolean | null;
+  writableRoots: string[];
+  active: boolean;
+  /** Why a configured sandbox is not active (commands are then refused), or why the setting is invalid. */
+  reason: string | null;
+  version: string | null;
+}
+
+/** Whether the configured sandbox is active here, and why not. Never throws: an invalid setting is reported as such. */
+export async function collectSandboxStatus(): Promise<SandboxReport> {
+  const [{ configuredSandboxPolicy }, { sandboxStatus }] = await Promise.all([import("../../sandbox/policy.js"), import("../../sandbox/command-sandbox.js")]);
+  try {
+    const status = sandboxStatus(configuredSandboxPolicy());
+    return {
+      mode: status.mode,
+      network: status.mode === "off" ? null : status.network,
+      writableRoots: status.writableRoots,
+      active: status.active,
+      reason: status.reason ?? null,
+      version: status.version ?? null,
+    };
+  } catch (err) {
+    return { mode: "invalid", network: null, writableRoots: [], active: false, reason: (err as Error).message, version: null };
+  }
+}
+
+export function renderSandboxStatus(report: SandboxReport): string {
+  if (report.mode === "off") return "Local sandbox: off (terminal.local.sandbox; see docs/sandbox.md)\n";
+  const refused = "local commands and execute_code are refused until this is fixed";
+  if (report.mode === "invalid") return `✗ Local sandbox: invalid setting: ${report.reason}; ${refused}\n`;
+  const what = `${report.mode}, network ${report.network ? "on" : "off"}${report.writableRoots.length > 0 ? `, extra writable: ${report.writableRoots.join(", ")}` : ""}`;
+  if (report.active) return `✓ Local sandbox: active (${what}; ${report.version ?? "bubblewrap"})\n`;
+  return `✗ Local sandbox: NOT active (configured: ${what}): ${report.reason}; ${refused}\n`;
+}
