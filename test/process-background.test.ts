@@ -236,15 +236,19 @@ describe("process registry (local backend)", () => {
     const env = await manager.get("t10");
     const info = await registry.start(env, "sleep 0.3; echo later", { sessionId: "s1" });
     pids.push(info.pid);
+    const startTime = readFileSync(`/proc/${info.pid}/stat`, "latin1").split(") ")[1]!.split(" ")[19]!;
     await registry.dispose();
     await manager.closeAll();
     // Nobody polls it now; it runs on and records its end in its directory.
     await new Promise((r) => setTimeout(r, 800));
-    const dirs = readdirSync(tmpdir()).filter((n) => n.startsWith("mibyan-bg."));
-    const statuses = dirs.map((d) => parseStatus(execFileSync("bash", ["-c", statusScript(path.join(tmpdir(), d), 0, 10_000)], { encoding: "utf8" })));
-    // Its end is dated by its exit file: after its start, not in the future (other runs' directories may be there too).
+    // Its directory is under the registry's default root, named by its id (never under the task's TMPDIR).
+    const dir = `/tmp/mibyan-bg-${process.geteuid!()}/${info.id}`;
+    const status = parseStatus(execFileSync("bash", ["-c", statusScript(dir, { pid: info.pid, startTime }, 0, 10_000)], { encoding: "utf8" }));
+    // Its end is dated by its exit file: after its start, not in the future.
     const now = Date.now();
-    expect(statuses.some((s) => s?.output === "later\n" && s.exitCode === 0 && !s.alive && s.endedAt! > info.startedAt && s.endedAt! <= now)).toBe(true);
+    expect(status).toMatchObject({ output: "later\n", exitCode: 0, alive: false });
+    expect(status!.endedAt! > info.startedAt && status!.endedAt! <= now).toBe(true);
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it("reads the end time whether stat gives milliseconds or whole seconds", () => {

@@ -209,9 +209,11 @@ describe("PID safety", () => {
     // Someone else's process, with the pid the checkpoint names but another start time.
     const stranger = spawn("sleep", ["30"], { stdio: "ignore", detached: true });
     children.push(stranger);
-    const dir = mkdtempSync(path.join(scratch, "bg-"));
+    // A directory as the registry makes them: under its root, named by the id.
+    const root = path.join(scratch, "control");
+    const dir = path.join(root, "proc_0123456789ab");
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     writeFileSync(path.join(dir, "log"), "old output\n");
-    writeFileSync(path.join(dir, "pid"), `${stranger.pid} 1`);
     const entry: CheckpointEntry = {
       id: "proc_0123456789ab",
       owner: "s1",
@@ -232,7 +234,7 @@ describe("PID safety", () => {
     };
     await new CheckpointStore({ file: checkpointPath(home), writer: entry.writer }).put([entry]);
 
-    const { registry } = setup(home);
+    const { registry } = setup(home, { controlRoot: root });
     await registry.adoptOrphans();
     const info = await registry.poll("s1", entry.id);
     expect(info.status).toBe("lost");

@@ -81,8 +81,17 @@ export function checkpointEntryProblem(value: unknown): string | undefined {
     if (typeof value[key] !== "string") return `${key} is not a string`;
   }
   if (!Number.isFinite(Date.parse(value.startedAt as string))) return "startedAt is not a date";
-  if (!isPosInt(value.pid)) return "pid is not a positive integer";
-  if (!isPosInt(value.pgid)) return "pgid is not a positive integer";
+  if (value.phase !== undefined && value.phase !== "launching") return "phase is neither absent nor \"launching\"";
+  if (value.phase === "launching") {
+    // Written before the launcher ran: nothing is known of the process yet.
+    if (value.pid !== 0 || value.pgid !== 0 || value.startTime !== "") return "a launching entry has a pid";
+  } else {
+    if (!isPosInt(value.pid)) return "pid is not a positive integer";
+    if (!isPosInt(value.pgid)) return "pgid is not a positive integer";
+  }
+  if (value.nonce !== undefined && (typeof value.nonce !== "string" || !/^[0-9a-f]{16,64}$/.test(value.nonce))) return "nonce is not a hex token";
+  if (value.holderPid !== undefined && !isPosInt(value.holderPid)) return "holderPid is not a positive integer";
+  if (value.holderStartTime !== undefined && (typeof value.holderStartTime !== "string" || !/^\d+$/.test(value.holderStartTime))) return "holderStartTime is not digits";
   if (value.cwd !== null && typeof value.cwd !== "string") return "cwd is neither a string nor null";
   if (typeof value.pty !== "boolean") return "pty is not a boolean";
   if (typeof value.notifyOnComplete !== "boolean") return "notifyOnComplete is not a boolean";

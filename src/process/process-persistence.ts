@@ -7,6 +7,9 @@
  */
 
 import { randomBytes } from "node:crypto";
+import { constants } from "node:fs";
+import { access, mkdir } from "node:fs/promises";
+import path from "node:path";
 
 import { mibyanHome } from "../config/home.js";
 import { getConfig } from "../config/load-config.js";
@@ -77,6 +80,26 @@ export class ProcessPersistence {
 
   static validId(id: string): boolean {
     return PROCESS_ID_PATTERN.test(id);
+  }
+
+  #writable: Promise<void> | undefined;
+
+  /**
+   * Rejects when the checkpoint's or the receipts' directory cannot be made
+   * or written: a start must fail up front, not leave a process whose end
+   * cannot be recorded. Checked once per registry (again after a failure).
+   */
+  assertWritable(): Promise<void> {
+    this.#writable ??= (async () => {
+      for (const dir of [path.dirname(this.checkpoint.file), this.receipts.dir]) {
+        await mkdir(dir, { recursive: true, mode: 0o700 });
+        await access(dir, constants.W_OK | constants.X_OK);
+      }
+    })();
+    this.#writable.catch(() => {
+      this.#writable = undefined;
+    });
+    return this.#writable;
   }
 
   /** Whether an entry's registry is certainly gone, so the entry may be adopted. */

@@ -68,6 +68,8 @@ export interface ProcessRecord {
   receipt: ProcessReceipt | undefined;
   /** Its directory in the environment was removed (the receipt keeps the end of the output). */
   logRemoved: boolean;
+  /** Its environment is this machine as Node sees it: status reads and removal go through Node's file system calls. */
+  local: boolean;
   warning: string | undefined;
 }
 
@@ -90,6 +92,7 @@ export function newProcessRecord(entry: CheckpointEntry, env: Environment | unde
     release: undefined,
     receipt: undefined,
     logRemoved: false,
+    local: false,
     warning: undefined,
   };
 }

@@ -56,6 +56,17 @@ export interface CheckpointEntry {
   watchPatterns: string[];
   /** The registry that manages it now (the one that started it, or the one that adopted it). */
   writer: WriterIdentity;
+  /**
+   * `launching`: written before the launcher runs (write-ahead), so a registry
+   * that dies in the middle of a start leaves an entry a later one finds; pid,
+   * pgid and startTime are 0/0/"" until the launcher has reported them.
+   */
+  phase?: "launching";
+  /** Random token the launcher wrote into `<dir>/owner`: only a directory carrying it is ever deleted. */
+  nonce?: string;
+  /** The placeholder writer that keeps the input open (`close` ends it), as the launcher reported it. */
+  holderPid?: number;
+  holderStartTime?: string;
 }
 
 /** What is kept of a process that ended: one file per process under `<home>/logs/process-results/`. */
