@@ -5,7 +5,9 @@
  *
  *   1. overhead    `terminal` running `true` (the real handler and environment
  *                  manager; once with a gate that allows everything, once with
- *                  the real approval gate) against `spawn("bash", ["-c", "true"])`.
+ *                  the real approval gate) against `spawn("bash", ["-c", "true"])`;
+ *                  and the same `true` inside the local OS sandbox (bubblewrap,
+ *                  workspace-write, network off) against plain local.
  *   2. throughput  a command printing 100 MB through `LocalEnvironment.exec`
  *                  with the tool's default output cap, against the same command
  *                  sent to /dev/null by a bare spawn; plus the peak memory of
@@ -33,6 +35,8 @@ const DIST = path.resolve(path.dirname(SELF), "..", "dist");
 
 const TARGETS = {
   overheadRatio: 1.3,
+  /** `terminal true` in the bubblewrap sandbox ÷ the same on plain local (issue 10). */
+  sandboxRatio: 1.5,
   throughputMBps: 200,
   /**
    * Live JS heap growth (sampled after forced GCs) while 100 MB go through the
@@ -142,28 +146,51 @@ export async function benchTerminal({ quick, note }) {
   const scratch = mkdtempSync(path.join(tmpdir(), "mibyan-bench-terminal-"));
   // Everything explicit, so neither the user's config.yaml nor their approvals play a part.
   const manager = new EnvironmentManager({
-    factories: [createLocalFactory({ initialCwd: scratch, tempDir: scratch })],
+    factories: [createLocalFactory({ initialCwd: scratch, tempDir: scratch, sandbox: { mode: "off", network: true, writableRoots: [] } })],
     defaultBackend: "local",
     idleTimeoutMs: 0,
   });
+  const managers = [manager];
   const allowAll = { check: async () => ({ allowed: true }) };
   const realGate = new ApprovalGate({ home: path.join(scratch, "home"), logger: createMemoryLogger() });
   // `redactOutput: true` is the default; given here so the user's config.yaml is not read.
   const open = createTerminalHandler({ gate: () => allowAll, environments: manager, redactOutput: true });
   const gated = createTerminalHandler({ gate: () => realGate, environments: manager, redactOutput: true });
+  // The same handler over a manager whose local environments run in the OS sandbox, when bubblewrap works here.
+  const { checkBubblewrap } = await import(pathToFileURL(path.join(DIST, "sandbox", "bubblewrap.js")).href);
+  const sandboxProblem = checkBubblewrap().problem;
+  let sandboxed = null;
+  if (sandboxProblem === undefined) {
+    const sandboxManager = new EnvironmentManager({
+      factories: [
+        createLocalFactory({
+          initialCwd: scratch,
+          tempDir: scratch,
+          sandbox: { mode: "workspace-write", network: false, writableRoots: [] },
+          profileHome: path.join(scratch, "home"),
+        }),
+      ],
+      defaultBackend: "local",
+      idleTimeoutMs: 0,
+    });
+    managers.push(sandboxManager);
+    sandboxed = createTerminalHandler({ gate: () => allowAll, environments: sandboxManager, redactOutput: true });
+  } else {
+    note(`terminal sandbox: skipped (${sandboxProblem})`);
+  }
   const results = [];
   try {
-    results.push(...(await benchOverhead({ open, gated, settings, note })));
+    results.push(...(await benchOverhead({ open, gated, sandboxed, settings, note })));
     results.push(...(await benchThroughput({ settings, note })));
     results.push(...(await benchConcurrent({ gated, settings, note })));
   } finally {
-    await manager.closeAll();
+    for (const each of managers) await each.closeAll();
     rmSync(scratch, { recursive: true, force: true });
   }
   return results;
 }
 
-async function benchOverhead({ open, gated, settings, note }) {
+async function benchOverhead({ open, gated, sandboxed, settings, note }) {
   const rounds = settings.overheadRounds;
   note(`terminal overhead: \`true\` through the handler vs spawn("bash", ["-c", "true"]), ${rounds} rounds ...`);
   // Separate tasks, so the two handlers do not share a state file (their runs never overlap anyway).
@@ -172,11 +199,14 @@ async function benchOverhead({ open, gated, settings, note }) {
   // The first calls create the environments and load the gate and the bash parser: not what is measured.
   parseTerminal(await open({ command: "true" }, openCtx), "");
   parseTerminal(await gated({ command: "true" }, gatedCtx), "");
+  const sandboxCtx = { taskId: "bench-sandbox", toolName: "terminal" };
+  if (sandboxed) parseTerminal(await sandboxed({ command: "true" }, sandboxCtx), "");
   const { samples, cpu } = await interleave(
     {
       bare: () => bareSpawn("bash", ["-c", "true"]),
       open: () => open({ command: "true" }, openCtx),
       gated: () => gated({ command: "true" }, gatedCtx),
+      ...(sandboxed ? { sandboxed: () => sandboxed({ command: "true" }, sandboxCtx) } : {}),
     },
     rounds,
     settings.overheadWarmups,
@@ -203,6 +233,25 @@ async function benchOverhead({ open, gated, settings, note }) {
       targetOn: "ratio",
       targetText: `≤ ${TARGETS.overheadRatio}× bare spawn`,
       met: value / bare <= TARGETS.overheadRatio,
+    });
+  }
+  if (sandboxed) {
+    const plain = median(samples.open);
+    const value = median(samples.sandboxed);
+    rows.push({
+      name: "terminal.true.sandbox",
+      label: "terminal `true` in the local sandbox (bubblewrap, workspace-write, network off)",
+      value: round(value, 2),
+      unit: "ms",
+      baseline: round(plain, 2),
+      baselineLabel: "terminal `true` on plain local (gate allows all)",
+      ratio: round(value / plain, 2),
+      samples: rounds,
+      cpuRatio: cpuRatio(cpu, "sandboxed", "open"),
+      target: TARGETS.sandboxRatio,
+      targetOn: "ratio",
+      targetText: `≤ ${TARGETS.sandboxRatio}× plain local`,
+      met: value / plain <= TARGETS.sandboxRatio,
     });
   }
   return rows;
