@@ -2,6 +2,7 @@ import { getProcessRegistry } from "../../process/default-registry.js";
 import { ProcessNotFoundError, type ProcessInfo } from "../../process/process-registry.js";
 import { PROCESS_ID_PATTERN, type ProcessReceipt } from "../../process/types.js";
 import { redactSecrets } from "../../redaction/redact.js";
+import { cleanTerminalOutput } from "../../terminal/ansi.js";
 import { DEFAULT_SESSION } from "../../tools/call-scope.js";
 
 export interface ProcessesOptions {
@@ -126,6 +127,18 @@ function oneLine(text: string, width: number): string {
   return chars.length <= width ? flat : `${chars.slice(0, width - 1).join("")}…`;
 }
 
+/**
+ * What a receipt or checkpoint holds, made safe to print on a terminal: escape
+ * sequences, control characters (a lone \r that would overwrite a line, BEL,
+ * backspace, C1 controls) and bidirectional overrides are dropped; newlines
+ * and tabs stay. A receipt is written by the registry, but its output is
+ * whatever the process printed, and the file can be edited by hand.
+ */
+export function forTerminal(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return cleanTerminalOutput(text).replace(/[\r\u0080-\u009f\u202a-\u202e\u2066-\u2069]/g, "");
+}
+
 /** Seconds precision: milliseconds only widen the column. */
 function shortIso(iso: string): string {
   return iso.replace(/\.\d+Z$/, "Z");
@@ -142,12 +155,12 @@ function shown(value: string): string {
 function table(title: string, rows: readonly ProcessRow[], durationHeading: string): string[] {
   const header = ["ID", "STATUS", "EXIT", "STARTED", durationHeading, "COMMAND"];
   const cells = rows.map((row) => [
-    row.process_id,
-    row.status,
+    oneLine(forTerminal(row.process_id), 40),
+    oneLine(forTerminal(row.status), 20),
     row.exit_code === null ? "-" : String(row.exit_code),
-    row.started_at === null ? "?" : shortIso(row.started_at),
+    row.started_at === null ? "?" : oneLine(forTerminal(shortIso(row.started_at)), 40),
     row.started_at === null ? "?" : formatDuration(row.duration_ms),
-    oneLine(row.command, COMMAND_WIDTH),
+    oneLine(forTerminal(row.command), COMMAND_WIDTH),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (c: readonly string[]): string => `  ${c.map((cell, i) => (i === c.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ")}`.trimEnd();
@@ -184,7 +197,7 @@ export async function listProcessesCommand(options: ProcessesOptions): Promise<n
 
 function keyValues(entries: ReadonlyArray<readonly [string, unknown]>): string {
   const width = Math.max(...entries.map(([key]) => key.length)) + 1;
-  return entries.map(([key, value]) => `${`${key}:`.padEnd(width)} ${value === null ? "-" : String(value)}`).join("\n");
+  return entries.map(([key, value]) => `${`${key}:`.padEnd(width)} ${value === null ? "-" : oneLine(forTerminal(String(value)), 500)}`).join("\n");
 }
 
 /**
@@ -224,7 +237,7 @@ export async function showProcessCommand(id: string, options: ProcessesOptions):
       process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
       return 0;
     }
-    const output = json.output as string;
+    const output = forTerminal(json.output as string);
     const kept = found.outputTruncated ? `, only the last ${output.length} characters kept` : "";
     const details = keyValues([
       ["process_id", found.id],
