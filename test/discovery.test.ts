@@ -67,13 +67,21 @@ describe("discoverTools", () => {
     const key = path.join(dir, "one_tool.mjs");
     expect(cache.files[key].analysis.registers).toBe(true);
 
-    // A cache entry whose stamp matches is trusted: poison it to prove no parse happened.
-    cache.files[key].analysis = { registers: false, tools: [] };
-    writeFileSync(cacheFile, JSON.stringify(cache));
+    // A cache entry whose stamp matches is trusted: poison a helper's entry to prove no parse happened.
+    const helper = path.join(dir, "helper.mjs");
+    writeFileSync(helper, "globalThis.__mibyanHelperImported = true;\n");
+    await discoverTools({ dir, cacheFile });
+    const withHelper = JSON.parse(readFileSync(cacheFile, "utf8"));
+    expect(withHelper.files[helper].analysis.registers).toBe(false);
+    withHelper.files[helper].analysis = { registers: true, tools: [] };
+    // A cached "registers nothing" could hide a tool, so for a module that mentions `register` it is checked by parsing.
+    withHelper.files[key].analysis = { registers: false, tools: [] };
+    writeFileSync(cacheFile, JSON.stringify(withHelper), { mode: 0o600 });
     writeFileSync(path.join(dir, "two_tool.mjs"), toolModule("cache_two"));
     const second = await discoverTools({ dir, cacheFile });
-    expect(second.skipped.map((f) => path.basename(f))).toEqual(["one_tool.mjs"]);
-    expect(second.imported.map((f) => path.basename(f))).toEqual(["two_tool.mjs"]);
+    expect(second.skipped).toEqual([]);
+    expect(second.imported.map((f) => path.basename(f))).toEqual(["helper.mjs", "one_tool.mjs", "two_tool.mjs"]);
+    expect((globalThis as { __mibyanHelperImported?: boolean }).__mibyanHelperImported).toBe(true);
     expect(registry.has("cache_two")).toBe(true);
 
     // Touching the file changes its stamp, so it is parsed again.

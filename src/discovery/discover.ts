@@ -52,6 +52,7 @@ export async function discoverTools(options: DiscoveryOptions = {}): Promise<Dis
   const dir = path.resolve(options.dir ?? BUILTIN_TOOLS_DIR);
   const cacheFile = options.cacheFile === false ? undefined : (options.cacheFile ?? path.join(mibyanHome(), "cache", "tool-discovery.json"));
   const cache = new ScanCache(cacheFile);
+  if (cache.ignored !== undefined) registry.logger.warn(`tool discovery: the scan cache ${cacheFile} is ignored and rebuilt: ${cache.ignored}`);
   const report: DiscoveryReport = { imported: [], skipped: [], failed: [] };
 
   let names: string[];
@@ -71,6 +72,9 @@ export async function discoverTools(options: DiscoveryOptions = {}): Promise<Dis
       try {
         const stamp = stampOf(file);
         analysis = cache.get(file, stamp);
+        // A cached "registers nothing" is what would hide a tool, so it is believed only of
+        // a module that does not even mention `register` (a cheap read instead of a parse).
+        if (analysis?.registers === false && readFileSync(file, "utf8").includes("register")) analysis = undefined;
         if (analysis === undefined) {
           analysis = await analyzeModule(readFileSync(file, "utf8"), file);
           cache.set(file, stamp, analysis);
