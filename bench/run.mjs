@@ -31,6 +31,7 @@ const { ToolRegistry, createMemoryLogger, getToolDefinitions, detect, initShellP
 const { DANGEROUS_REGEXES, regexDetect } = await import("./regex-baseline.mjs");
 const { benchTerminal } = await import("./terminal.mjs");
 const { benchProcesses } = await import("./processes.mjs");
+const { benchPatterns } = await import("./patterns.mjs");
 const { median, round } = await import("./common.mjs");
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -479,6 +480,8 @@ await benchDetection();
 results.push(...(await benchTerminal({ quick: QUICK, note })));
 // 6. processes: background processes started and reaped, receipt writes (bench/processes.mjs)
 results.push(...(await benchProcesses({ quick: QUICK, note })));
+// 7. schema patterns: validation on re2js vs the built-in RegExp (bench/patterns.mjs)
+results.push(...(await benchPatterns({ quick: QUICK, note })));
 note(`done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 if (JSON_OUTPUT) printJson();
 else printTable();
