@@ -20,7 +20,7 @@ export const SCHEMA_LIMITS = Object.freeze({
   /** JSON nesting levels (objects and arrays); one level of schema is about two (`properties` → name). */
   maxDepth: 64,
   /** JSON values in all: objects, arrays, strings, numbers, booleans, nulls. */
-  maxValues: 20_000,
+  maxValues: 10_000,
   /** Characters of JSON, roughly (keys and strings; scalars count their digits). */
   maxChars: 1_000_000,
   /** Members of one `enum` (Ajv's compile time grows with the square of it). */
@@ -30,7 +30,7 @@ export const SCHEMA_LIMITS = Object.freeze({
   /** Compile cost of one pattern (see pattern-cost.ts; about 11 µs of compiling each). */
   maxPatternCost: 5_000,
   /** Compile cost of all patterns of one schema together. */
-  maxTotalPatternCost: 20_000,
+  maxTotalPatternCost: 10_000,
 });
 
 /** Keywords whose values are data, not schemas: a `pattern` key inside them is not a pattern. */
