@@ -131,7 +131,7 @@ describe.skipIf(!usable)(`the local sandbox (bubblewrap)${skipReason ? ` — ski
     managers.push(manager);
     const gate = new ApprovalGate({ settings: { mode: "off" }, home: path.join(scratch, "gate-home"), logger: createMemoryLogger() });
     const terminal = createTerminalHandler({ gate: () => gate, environments: manager, redactOutput: false });
-    const ctx = { taskId: "gate-off", toolName: "terminal" };
+    const ctx = { taskId: "gate-off", toolName: "terminal", signal: new AbortController().signal };
     try {
       const raw = await terminal({ command: `rm -rf -- ${target.dir} ${hostTmpVictim} ./build.log; find ${target.dir} -delete; echo exit=$?` }, ctx);
       const result = JSON.parse(raw as string) as { output: string; exit_code: number; status?: string };
@@ -231,6 +231,33 @@ describe.skipIf(!usable)(`the local sandbox (bubblewrap)${skipReason ? ` — ski
     expect(existsSync(path.join(workspace, ".config-old"))).toBe(false);
   });
 
+  it("the state directory cannot be turned into a way out: swapping the private /tmp's source for a symlink does not mount the target", async () => {
+    // State directories outside /tmp (TMPDIR=/var/tmp, say), so they are not hidden under the private /tmp.
+    const { env } = await sandboxed(WRITE, { tempDir: dir("state-parent") });
+    const target = victim();
+    // The shell's own state directory is writable inside; the attacker tries to make the
+    // next command's /tmp a symlink to the victim, hoping bwrap follows it on the host.
+    const stateDirs = [env.stateDir, path.join(env.stateDir, "shell")];
+    const swap = stateDirs.map((d) => `rm -rf ${d}/tmp 2>/dev/null; ln -s ${target.dir} ${d}/tmp 2>/dev/null`).join("; ");
+    await env.exec(`${swap}; true`, RUN);
+    const next = await env.exec("echo pwned > /tmp/precious.txt; echo pwned > /tmp/new.txt; echo end", RUN);
+    expect(readFileSync(target.file, "utf8")).toBe("keep me\n");
+    expect(existsSync(path.join(target.dir, "new.txt"))).toBe(false);
+    // Commands still run (or are refused): never with the victim as /tmp.
+    expect(next.output === "end\n" || next.exitCode !== 0).toBe(true);
+  });
+
+  it("a FIFO or a symlink in place of the cwd file does not hang or mislead the runtime", async () => {
+    const { env, workspace } = await sandboxed(WRITE, { tempDir: dir("state-parent") });
+    await env.exec("true", RUN);
+    const dirs = [env.stateDir, path.join(env.stateDir, "shell")];
+    await env.exec(dirs.map((d) => `[ -e ${d}/cwd ] && { rm -f ${d}/cwd; mkfifo ${d}/cwd; }`).join("; ") + "; true", { ...RUN, saveState: false });
+    const started = Date.now();
+    await env.exec("true", { ...RUN, timeoutMs: 3_000, saveState: false });
+    expect(Date.now() - started).toBeLessThan(2_500);
+    expect(env.cwd).toBe(workspace);
+  });
+
   it("PTY: `script` gets a pseudo-terminal inside the sandbox", async () => {
     const { env } = await sandboxed(WRITE);
     const result = await env.exec("script -qec 'tty; test -t 0 && echo is-a-tty' /dev/null < /dev/null", RUN);
@@ -245,8 +272,17 @@ describe.skipIf(!usable)(`the local sandbox (bubblewrap)${skipReason ? ` — ski
     expect(result.exitCode).toBe(124);
     const pid = Number((await env.exec("cat /tmp/child.pid", RUN)).output.trim());
     expect(pid).toBeGreaterThan(1);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(() => process.kill(pid, 0)).toThrow();
+    // Gone, or a zombie waiting for init to reap it: no longer running either way.
+    const running = () => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+        return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+      } catch {
+        return false;
+      }
+    };
+    for (let i = 0; i < 60 && running(); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(running()).toBe(false);
   });
 
   it("background processes run inside the sandbox and the registry still follows, feeds and kills them", async () => {
@@ -298,7 +334,7 @@ describe("a sandbox that is configured but cannot work: fail closed", () => {
     const manager = new EnvironmentManager({ factories: [createLocalFactory(options)], defaultBackend: "local", closeOnExit: false });
     managers.push(manager);
     const terminal = createTerminalHandler({ gate: () => ({ check: async () => ({ allowed: true }) }) as never, environments: manager, redactOutput: false });
-    const raw = (await terminal({ command: "touch ran.txt" }, { taskId: "t", toolName: "terminal" })) as string;
+    const raw = (await terminal({ command: "touch ran.txt" }, { taskId: "t", toolName: "terminal", signal: new AbortController().signal })) as string;
     expect(raw).toMatch(/sandbox is configured but cannot be used/);
     expect(existsSync(path.join(workspace, "ran.txt"))).toBe(false);
   });

@@ -26,8 +26,8 @@
  * by sandboxed commands, so sourcing it outside would run their code outside.
  */
 
-import { readFileSync, rmSync } from "node:fs";
-import { chmod, mkdtemp, rm } from "node:fs/promises";
+import { closeSync, constants as fsConstants, fstatSync, openSync, readSync, rmSync } from "node:fs";
+import { chmod, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
@@ -72,6 +72,9 @@ export function defaultInitialCwd(): string {
   if (configured === undefined || configured.trim() === "") return process.cwd();
   return path.resolve(expandTilde(configured));
 }
+
+/** Longest working directory read back from the cwd file (PATH_MAX is 4096). */
+const CWD_FILE_MAX_BYTES = 16 * 1024;
 
 const LOCAL_ISOLATION: BackendInfo = Object.freeze({ name: "local" });
 
@@ -141,7 +144,9 @@ export class LocalEnvironment implements Environment {
     this.stateDir = stateDir;
     this.initialCwd = initialCwd;
     this.#cwd = initialCwd;
-    this.#paths = statePaths(stateDir);
+    // Sandboxed, the shell's files live in a subdirectory, the only part of the
+    // state directory a command can write (see `create`).
+    this.#paths = statePaths(sandbox ? path.join(stateDir, "shell") : stateDir);
     this.#env = options.env;
     this.#killGraceMs = options.killGraceMs;
     this.#pipeDrainMs = options.pipeDrainMs;
@@ -162,9 +167,15 @@ export class LocalEnvironment implements Environment {
     try {
       await chmod(stateDir, 0o700);
       if (policy.mode !== "off") {
+        // Only `shell/` is writable inside, never the state directory itself: bwrap
+        // resolves each bind's source on the host at every command, so a command
+        // that could replace `tmp` with a symlink would have its target mounted
+        // writable as /tmp next time. Both are mount points inside, which cannot
+        // be renamed or removed.
+        await mkdir(path.join(stateDir, "shell"), { mode: 0o700 });
         sandbox = createCommandSandbox(policy, {
           workspace: initialCwd,
-          runtimeWritable: [stateDir],
+          runtimeWritable: [path.join(stateDir, "shell")],
           privateTmp: path.join(stateDir, "tmp"),
           ...(options.profileHome !== undefined ? { profileHome: options.profileHome } : {}),
           ...(options.sandboxProgram !== undefined ? { program: options.sandboxProgram } : {}),
@@ -248,13 +259,24 @@ export class LocalEnvironment implements Environment {
   }
 
   #readCwd(): void {
+    // A file of one short line: a synchronous read costs microseconds, a
+    // thread-pool round trip a good part of a millisecond per command. The
+    // command can replace the file (it shares the directory with the shell
+    // that writes it): a FIFO must not block the event loop, and a symlink
+    // must not make the runtime read another file, so it is opened without
+    // following links and without blocking, and read only when regular.
+    let fd: number | undefined;
     try {
-      // A file of one short line: a synchronous read costs microseconds, a
-      // thread-pool round trip a good part of a millisecond per command.
-      const text = readFileSync(this.#paths.cwdFile, "utf8");
-      if (text !== "") this.#cwd = text;
+      fd = openSync(this.#paths.cwdFile, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+      if (!fstatSync(fd).isFile()) return;
+      const buffer = Buffer.alloc(CWD_FILE_MAX_BYTES);
+      const length = readSync(fd, buffer, 0, buffer.length, 0);
+      const text = buffer.toString("utf8", 0, length);
+      if (text !== "" && length < buffer.length && path.isAbsolute(text)) this.#cwd = text;
     } catch {
       // No command saved state yet, or the environment was closed meanwhile.
+    } finally {
+      if (fd !== undefined) closeSync(fd);
     }
   }
 
