@@ -359,8 +359,9 @@ describe("a sandbox that is configured but cannot work: fail closed", () => {
     expect((await env.exec("echo plain", RUN)).output).toBe("plain\n");
   });
 
-  it.skipIf(!usable)("a workspace of / is refused in workspace-write mode; a missing writable root is named", async () => {
+  it.skipIf(!usable)("a workspace of / is refused in workspace-write mode; a missing workspace or writable root is named", async () => {
     await expect(LocalEnvironment.create("root", { initialCwd: "/", sandbox: WRITE })).rejects.toThrow(SandboxConfigError);
+    await expect(LocalEnvironment.create("gone", { initialCwd: path.join(scratch, "no-such-workspace"), sandbox: WRITE })).rejects.toThrow(/the workspace .*no-such-workspace does not exist/);
     await expect(LocalEnvironment.create("root", { initialCwd: dir("ws-roots"), sandbox: { ...WRITE, writableRoots: [path.join(scratch, "nope")] } })).rejects.toThrow(
       /writable_roots entry .*nope does not exist/,
     );
