@@ -355,13 +355,13 @@ async function childRegistry(count, concurrency) {
   const { ProcessRegistry, EnvironmentManager, createLocalFactory } = await import(pathToFileURL(path.join(DIST, "index.js")).href);
   const { ReceiptStore, receiptsDir } = await import(pathToFileURL(path.join(DIST, "process", "receipts.js")).href);
   const manager = new EnvironmentManager({
-    // TMPDIR: the processes' directories (`mktemp -d`) go into the scratch directory, removed below.
-    factories: [createLocalFactory({ initialCwd: scratch, tempDir: scratch, env: () => ({ ...process.env, TMPDIR: bgDir }) })],
+    factories: [createLocalFactory({ initialCwd: scratch, tempDir: scratch })],
     defaultBackend: "local",
     idleTimeoutMs: 0,
   });
   // No background polling: processes are reaped by `wait` only, so every run does the same work.
-  const registry = new ProcessRegistry({ home, environments: manager, pollIntervalMs: 0, waitIntervalMs: 10 });
+  // controlRoot: the processes' directories go into the scratch directory (the registry never uses TMPDIR for them).
+  const registry = new ProcessRegistry({ home, environments: manager, pollIntervalMs: 0, waitIntervalMs: 10, controlRoot: bgDir });
   const session = "bench-session";
   const checkpointFile = path.join(home, "processes", "checkpoint.json");
   const checkpointSize = () => {

@@ -2,14 +2,15 @@
  * Starting a background process inside a task's environment: the launcher
  * (an ordinary command in the task's shell state, so the process gets the
  * task's working directory and exported variables), the runner it starts
- * under `setsid`, and the one line the launcher prints.
+ * in a process group of its own, and the one line the launcher prints.
  *
  * What the registry believes about the process comes from the launcher and
  * the kernel, never from a file the command could write:
- * - the pid is the launcher's `$!` (setsid execs the runner in place: the
- *   launcher's background child is not a group leader, so setsid does not
- *   fork), and its process group, session and start time are read by the
- *   launcher from `/proc/<pid>/stat`; the launcher checks pgid = sid = pid;
+ * - the pid is the launcher's `$!`: the runner is started with job control
+ *   on (`set -m`), so it leads a process group of its own (a kill reaches the
+ *   whole tree, and the environment's cleanup of its own command's group does
+ *   not); its group and start time are read by the launcher from
+ *   `/proc/<pid>/stat`, and the group must be the pid;
  * - the runner holds the command at a gate (a FIFO) until the registry has
  *   recorded that pid in its checkpoint and says `go`; without a `go` within
  *   `gateSeconds` (the registry that started it died), the command never runs;
@@ -43,7 +44,7 @@ export const DEFAULT_GATE_SECONDS = 60;
 const LAUNCH_TAG = "mibyan-launch";
 
 /**
- * Runs inside `setsid`; `$1` the directory, `$2` the user's command, `$3` 1
+ * The runner, in a process group of its own; `$1` the directory, `$2` the user's command, `$3` 1
  * for PTY mode, `$4` the time limit in seconds (0: none), `$5` the gate's
  * wait in seconds. The user's command is an argument, never spliced in.
  */
@@ -74,7 +75,9 @@ const RUNNER = [
   `if [ "$__mibyan_pty" = 1 ]; then`,
   `  MIBYAN_PTY_COMMAND=$__mibyan_cmd ${PTY_RUNNER} < "$d/stdin"`,
   `else`,
-  `  "$BASH" -c "$__mibyan_cmd" < "$d/stdin"`,
+  // A subshell, not a new bash: one exec fewer per process. Its traps are back to the defaults, and
+  // the runner's own variables are unset first, so the command starts as under \`bash -c\`.
+  `  ( unset d __mibyan_pty __mibyan_limit __mibyan_gate __mibyan_go __mibyan_h; eval "$__mibyan_cmd" ) < "$d/stdin" 8<&-`,
   `fi`,
   `__mibyan_ec=$?`,
   `kill "$__mibyan_h" 2>/dev/null`,
@@ -92,6 +95,12 @@ export interface LaunchOptions {
   /** Written into `<dir>/owner`. */
   nonce: string;
   gateSeconds: number;
+  /**
+   * The registry made the directory and its owner file itself (the
+   * environment shares Node's file system): the launcher checks them instead
+   * of making them, one program fewer.
+   */
+  premade?: boolean;
 }
 
 /**
@@ -110,12 +119,22 @@ export function launchScript(command: string, options: LaunchOptions, nodePid: n
     `[ -d "$__mibyan_r" ] || command -p mkdir -p -m 700 -- "$__mibyan_r" 2>/dev/null`,
     `[ -d "$__mibyan_r" ] && [ ! -L "$__mibyan_r" ] && [ -O "$__mibyan_r" ] || ${fail("the control root is missing, a symlink or not owned by this user")}`,
     `__mibyan_d=$__mibyan_r/${options.id}`,
-    `command -p mkdir -m 700 -- "$__mibyan_d" 2>/dev/null || ${fail("the process directory could not be made")}`,
-    `command -p mkfifo -m 600 -- "$__mibyan_d/stdin" "$__mibyan_d/ready" "$__mibyan_d/gate" && printf '%s\\n' ${options.nonce} > "$__mibyan_d/owner" && : > "$__mibyan_d/log" || ${fail("the process files could not be made")}`,
+    ...(options.premade
+      ? [
+          `__mibyan_o=; [ -d "$__mibyan_d" ] && [ ! -L "$__mibyan_d" ] && [ -O "$__mibyan_d" ] && [ ! -L "$__mibyan_d/owner" ] && read -r __mibyan_o < "$__mibyan_d/owner"`,
+          `[ "$__mibyan_o" = ${options.nonce} ] || ${fail("the process directory is not the one the registry made")}`,
+          `command -p mkfifo -m 600 -- "$__mibyan_d/stdin" "$__mibyan_d/ready" "$__mibyan_d/gate" && : > "$__mibyan_d/log" || ${fail("the process files could not be made")}`,
+        ]
+      : [
+          `command -p mkdir -m 700 -- "$__mibyan_d" 2>/dev/null || ${fail("the process directory could not be made")}`,
+          `command -p mkfifo -m 600 -- "$__mibyan_d/stdin" "$__mibyan_d/ready" "$__mibyan_d/gate" && printf '%s\\n' ${options.nonce} > "$__mibyan_d/owner" && : > "$__mibyan_d/log" || ${fail("the process files could not be made")}`,
+        ]),
     // Held read-write, so the runner's write finds a reader whenever it comes.
     `exec 9<> "$__mibyan_d/ready"`,
-    `command -p setsid "$BASH" -c ${shellQuote(RUNNER)} bash "$__mibyan_d" ${shellQuote(command)} ${options.pty ? 1 : 0} ${limit} ${options.gateSeconds} </dev/null >/dev/null 2>&1 9<&- &`,
-    `__mibyan_p=$!`,
+    // Job control (no program): the runner gets a process group of its own, led by it.
+    `set -m`,
+    `"$BASH" -c ${shellQuote(RUNNER)} bash "$__mibyan_d" ${shellQuote(command)} ${options.pty ? 1 : 0} ${limit} ${options.gateSeconds} </dev/null >/dev/null 2>&1 9<&- &`,
+    `__mibyan_p=$!; set +m`,
     `__mibyan_h=; read -t 10 -r __mibyan_h <&9; exec 9<&-`,
     // What the kernel says of the runner and the placeholder, not what anyone wrote.
     // (Fields after the command name: [0] state, [2] group, [3] session, [19] start time.)
@@ -155,7 +174,7 @@ export function parseLaunch(output: string, expectedDir: (dir: string) => boolea
   if (!expectedDir(dir!)) return `the launcher reported a directory other than the one asked for (${JSON.stringify(dir)})`;
   const pid = Number(pidText);
   if (!Number.isSafeInteger(pid) || pid <= 1) return `the launcher reported pid ${pidText}`;
-  if (Number(pgidText) !== pid || Number(sidText) !== pid) return `the runner (pid ${pid}) does not lead its own process group and session (group ${pgidText}, session ${sidText})`;
+  if (Number(pgidText) !== pid) return `the runner (pid ${pid}) does not lead its own process group (group ${pgidText}, session ${sidText})`;
   if (startTime === "0") return "the runner's start time could not be read";
   const holderPid = Number(holderText);
   return {

@@ -13,7 +13,7 @@
  */
 
 import { constants, type Stats } from "node:fs";
-import { lstat, open, readFile, realpath, rm } from "node:fs/promises";
+import { lstat, mkdir, open, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 
 import { GONE_STATUS, type BackgroundStatus, type TrustedProcess } from "./background-scripts.js";
@@ -147,4 +147,19 @@ export async function localRemove(dir: string, nonce: string | undefined): Promi
   }
   await rm(dir, { recursive: true, force: true });
   return true;
+}
+
+/**
+ * Makes the process's directory and owner file from Node (the launcher then
+ * only checks them): under a root that is a real directory owned by this
+ * user and writable by nobody else; `mkdir` fails on anything already there.
+ */
+export async function prepareLocalDir(root: string, dir: string, nonce: string): Promise<void> {
+  await mkdir(root, { recursive: true, mode: 0o700 });
+  const st = await lstat(root);
+  if (!st.isDirectory() || (process.geteuid !== undefined && st.uid !== process.geteuid()) || (st.mode & 0o022) !== 0) {
+    throw new Error(`the control root ${root} is not a directory of this user's that only it can write`);
+  }
+  await mkdir(dir, { mode: 0o700 });
+  await writeFile(path.join(dir, "owner"), `${nonce}\n`, { flag: "wx", mode: 0o600 });
 }
