@@ -247,6 +247,49 @@ describe.skipIf(!usable)(`the local sandbox (bubblewrap)${skipReason ? ` — ski
     expect(next.output === "end\n" || next.exitCode !== 0).toBe(true);
   });
 
+  it("nested writable directories: renaming a parent and planting a symlink does not get a victim mounted next time", async () => {
+    // bwrap resolves each bind's source on the host at every command: a writable root inside the
+    // workspace, or a workspace inside a writable root, must not be a source the command can swap.
+    const workspace = dir("ws-nested-root");
+    mkdirSync(path.join(workspace, "sub", "cache"), { recursive: true });
+    const outerRoot = dir("outer-root");
+    const innerWorkspace = path.join(outerRoot, "x", "ws");
+    mkdirSync(innerWorkspace, { recursive: true });
+    const target = victim();
+
+    const { env: a } = await sandboxed({ ...WRITE, writableRoots: [path.join(workspace, "sub", "cache")] }, { initialCwd: workspace });
+    await a.exec(`mv sub sub-old && mkdir -p sub && ln -s ${target.dir} sub/cache; echo swapped`, RUN);
+    await a.exec("echo pwned > sub/cache/new.txt; echo pwned > sub/cache/precious.txt; true", RUN);
+    // And the task keeps working (bwrap 0.8 refuses a symlinked mount point, so mounting a swapped source would end every later command).
+    expect((await a.exec("echo alive", RUN)).output).toBe("alive\n");
+
+    const { env: b } = await sandboxed({ ...WRITE, writableRoots: [outerRoot] }, { initialCwd: innerWorkspace });
+    await b.exec(`mv ${outerRoot}/x ${outerRoot}/x-old && mkdir -p ${outerRoot}/x && ln -s ${target.dir} ${innerWorkspace}; echo swapped`, RUN);
+    await b.exec(`echo pwned > ${innerWorkspace}/new.txt; true`, RUN);
+    expect((await b.exec("echo alive", RUN)).output).toContain("alive\n");
+
+    expect(readFileSync(target.file, "utf8")).toBe("keep me\n");
+    expect(existsSync(path.join(target.dir, "new.txt"))).toBe(false);
+  });
+
+  it("a state directory inside the workspace (TMPDIR there) stays read-only to the command, so it cannot be swapped", async () => {
+    const workspace = dir("ws-with-tmp");
+    const tempDir = path.join(workspace, "tmpdir");
+    mkdirSync(tempDir);
+    const { env } = await sandboxed(WRITE, { initialCwd: workspace, tempDir });
+    const target = victim();
+    const entry = path.join(workspace, "tmpdir");
+    const result = await env.exec(
+      `mv ${entry} ${entry}-old; mkdir -p ${env.stateDir}; rm -rf ${env.stateDir}/tmp; ln -s ${target.dir} ${env.stateDir}/tmp; echo x > ${env.stateDir}/planted; echo end`,
+      RUN,
+    );
+    expect(result.output).toMatch(/Device or resource busy|Read-only file system/);
+    await env.exec("echo pwned > /tmp/new.txt; export STILL=works", RUN);
+    expect(existsSync(path.join(target.dir, "new.txt"))).toBe(false);
+    expect(existsSync(path.join(env.stateDir, "planted"))).toBe(false);
+    expect((await env.exec('echo "$STILL"', RUN)).output).toBe("works\n");
+  });
+
   it("a FIFO or a symlink in place of the cwd file does not hang or mislead the runtime", async () => {
     const { env, workspace } = await sandboxed(WRITE, { tempDir: dir("state-parent") });
     await env.exec("true", RUN);

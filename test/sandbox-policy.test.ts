@@ -43,16 +43,20 @@ describe("terminal.local.sandbox", () => {
 
 describe("the bubblewrap command line", () => {
   it("drops capabilities in a user namespace, mounts the private /tmp before the binds, parents first, protected paths last", () => {
-    const argv = bubblewrapArgv("/usr/bin/bwrap", { network: false, privateTmp: "/s/tmp", writable: ["/w/a/b", "/w"], readable: ["/r"], protectedPaths: ["/w/.mibyan"] }, ["bash", "-c", "x"]);
+    const argv = bubblewrapArgv(
+      "/usr/bin/bwrap",
+      { network: false, privateTmp: "/s/tmp", writable: ["/w/a/b", "/w"], readable: ["/r"], protectedPaths: ["/w/.mibyan"], runtimeWritable: ["/w/.mibyan/x"] },
+      ["bash", "-c", "x"],
+    );
     const text = argv.join(" ");
     expect(text).toMatch(/^\/usr\/bin\/bwrap --unshare-user --cap-drop ALL --ro-bind \/ \/ --dev \/dev --unshare-net --tmpfs \/run --bind \/s\/tmp \/tmp /);
     expect(text.indexOf("--bind /w /w")).toBeLessThan(text.indexOf("--bind /w/a/b /w/a/b"));
-    expect(text).toMatch(/--ro-bind \/w\/\.mibyan \/w\/\.mibyan --setenv TMPDIR \/tmp -- bash -c x$/);
+    expect(text).toMatch(/--ro-bind \/w\/\.mibyan \/w\/\.mibyan --bind \/w\/\.mibyan\/x \/w\/\.mibyan\/x --setenv TMPDIR \/tmp -- bash -c x$/);
     // No pid namespace, no new session, no die-with-parent: background processes outlive the launch and stay killable by group.
     expect(argv).not.toContain("--unshare-pid");
     expect(argv).not.toContain("--new-session");
     expect(argv).not.toContain("--die-with-parent");
-    const online = bubblewrapArgv("bwrap", { network: true, privateTmp: "/s/tmp", writable: [], readable: [], protectedPaths: [] }, ["true"]);
+    const online = bubblewrapArgv("bwrap", { network: true, privateTmp: "/s/tmp", writable: [], readable: [], protectedPaths: [], runtimeWritable: [] }, ["true"]);
     expect(online).not.toContain("--unshare-net");
     expect(online).not.toContain("/run");
   });

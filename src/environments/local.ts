@@ -176,6 +176,7 @@ export class LocalEnvironment implements Environment {
         sandbox = createCommandSandbox(policy, {
           workspace: initialCwd,
           runtimeWritable: [path.join(stateDir, "shell")],
+          runtimeOwned: [stateDir],
           privateTmp: path.join(stateDir, "tmp"),
           ...(options.profileHome !== undefined ? { profileHome: options.profileHome } : {}),
           ...(options.sandboxProgram !== undefined ? { program: options.sandboxProgram } : {}),
@@ -269,7 +270,7 @@ export class LocalEnvironment implements Environment {
     try {
       fd = openSync(this.#paths.cwdFile, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
       if (!fstatSync(fd).isFile()) return;
-      const buffer = Buffer.alloc(CWD_FILE_MAX_BYTES);
+      const buffer = Buffer.allocUnsafe(CWD_FILE_MAX_BYTES);
       const length = readSync(fd, buffer, 0, buffer.length, 0);
       const text = buffer.toString("utf8", 0, length);
       if (text !== "" && length < buffer.length && path.isAbsolute(text)) this.#cwd = text;

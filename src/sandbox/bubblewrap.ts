@@ -35,12 +35,14 @@ export interface SandboxLayout {
   network: boolean;
   /** A host directory of the task's own, mounted at /tmp. */
   privateTmp: string;
-  /** Directories the command may write. */
+  /** Directories the command may write. None lies inside another (see `createCommandSandbox`). */
   writable: readonly string[];
   /** Directories shown read-only although the private /tmp would hide them (ones under the host's /tmp). */
   readable: readonly string[];
-  /** Paths inside writable directories that stay read-only (the profile home). Mounted last. */
+  /** Paths inside writable directories that stay read-only (the profile home, the runtime's state directory). */
   protectedPaths: readonly string[];
+  /** The runtime's own writable directories (the shell's state files), mounted last: they may lie inside a protected path. */
+  runtimeWritable: readonly string[];
 }
 
 /** `bwrap` and the arguments that run `argv` in `layout`. */
@@ -60,6 +62,7 @@ export function bubblewrapArgv(program: string, layout: SandboxLayout, argv: rea
   ].sort((a, b) => depth(a.dir) - depth(b.dir));
   for (const { dir, flag } of binds) args.push(flag, dir, dir);
   for (const dir of layout.protectedPaths) args.push("--ro-bind", dir, dir);
+  for (const dir of layout.runtimeWritable) args.push("--bind", dir, dir);
   args.push("--setenv", "TMPDIR", "/tmp", "--", ...argv);
   return args;
 }

@@ -53,8 +53,15 @@ export interface CommandSandbox {
 export interface SandboxPlaces {
   /** Writable in `workspace-write` mode, read-only in `read-only` mode. */
   workspace: string;
-  /** Directories the runtime's own scripts write inside the sandbox (the task's state directory). Writable in every mode. */
+  /** Directories the runtime's own scripts write inside the sandbox (the shell's state files). Writable in every mode. */
   runtimeWritable?: readonly string[];
+  /**
+   * Directories of the runtime whose contents bind sources come from (the task's
+   * state directory, holding the private /tmp and the shell's files): kept
+   * read-only when they lie inside a writable directory, so a command cannot
+   * swap a source for a symlink before the next command is mounted.
+   */
+  runtimeOwned?: readonly string[];
   /** Directories that must stay visible (read-only) even when they lie under the host's /tmp (execute_code's program). */
   runtimeReadable?: readonly string[];
   /** The host directory mounted at /tmp; created (0700) when missing. */
@@ -94,26 +101,38 @@ function isInside(child: string, parent: string): boolean {
 }
 
 /**
- * What keeps the profile home read-only inside writable `roots`: for each root
- * holding it, the root's entry that leads to it (`~/.mibyan`, or `~/.config`
- * for `~/.config/mibyan`). Protecting that entry rather than the home itself
- * matters: a command could rename a parent of a mount point and put a config
- * of its own where the runtime reads it; a mount point itself cannot be renamed.
- * The home is created when missing, so there is something to mount.
+ * What keeps `dir` read-only inside writable `roots`: for each root holding
+ * it, the root's entry that leads to it (`~/.mibyan`, or `~/.config` for
+ * `~/.config/mibyan`). Protecting that entry rather than `dir` itself matters:
+ * a mount point cannot be renamed, but its parent can, so a command could
+ * otherwise move `~/.config` away and put a config of its own where the
+ * runtime reads it. `dir` is created when missing, so there is something to mount.
  */
-function protectedEntries(profileHome: string, roots: readonly string[]): string[] {
-  const home = path.resolve(profileHome);
-  const holders = roots.filter((root) => isInside(home, root));
+function protectedEntries(dir: string, roots: readonly string[], what: string): string[] {
+  const resolved = path.resolve(dir);
+  const holders = roots.filter((root) => isInside(resolved, root));
   if (holders.length === 0) return [];
-  mkdirSync(home, { recursive: true, mode: 0o700 });
-  const realHome = realpathSync(home);
+  mkdirSync(resolved, { recursive: true, mode: 0o700 });
+  const real = realpathSync(resolved);
   const entries = new Set<string>();
   for (const root of holders) {
-    if (realHome === root) throw new SandboxConfigError(`the workspace ${root} is the profile home itself; it cannot be writable while the profile home stays read-only`);
-    if (!isInside(realHome, root)) continue;
-    entries.add(path.join(root, path.relative(root, realHome).split(path.sep)[0]!));
+    if (real === root) throw new SandboxConfigError(`the writable directory ${root} is ${what} itself; it cannot be writable while ${what} stays read-only`);
+    if (!isInside(real, root)) continue;
+    entries.add(path.join(root, path.relative(root, real).split(path.sep)[0]!));
   }
   return [...entries];
+}
+
+/**
+ * The outermost of `dirs`: one inside another is writable through it already,
+ * and must not be mounted on its own, since bwrap resolves a bind's source on
+ * the host at every command and the command could have renamed a parent and
+ * put a symlink in its place (a workspace inside a writable root, or a root
+ * inside the workspace).
+ */
+function outermost(dirs: readonly string[]): string[] {
+  const unique = [...new Set(dirs)];
+  return unique.filter((dir) => !unique.some((other) => other !== dir && isInside(dir, other)));
 }
 
 /** Builds the sandbox for `policy` (not `off`). Throws `SandboxUnavailableError` or `SandboxConfigError`. */
@@ -138,17 +157,22 @@ export function createCommandSandbox(policy: SandboxPolicy, places: SandboxPlace
   } else {
     readable.push(workspace);
   }
-  const protectedPaths = protectedEntries(places.profileHome ?? mibyanHome(), writable);
-  for (const dir of places.runtimeWritable ?? []) writable.push(existingDirectory(dir, "the runtime directory"));
+  const outer = outermost(writable);
+  const protectedPaths = new Set(protectedEntries(places.profileHome ?? mibyanHome(), outer, "the profile home"));
+  for (const dir of places.runtimeOwned ?? []) {
+    for (const entry of protectedEntries(dir, outer, "the runtime's state directory")) protectedPaths.add(entry);
+  }
   for (const dir of places.runtimeReadable ?? []) readable.push(existingDirectory(dir, "the runtime directory"));
+  const runtimeWritable = (places.runtimeWritable ?? []).map((dir) => existingDirectory(dir, "the runtime directory"));
   mkdirSync(places.privateTmp, { recursive: true, mode: 0o700 });
 
   const layout: SandboxLayout = {
     network: policy.network,
     privateTmp: realpathSync(places.privateTmp),
-    writable: [...new Set(writable)],
+    writable: outer,
     readable: [...new Set(readable)],
-    protectedPaths,
+    protectedPaths: [...protectedPaths],
+    runtimeWritable,
   };
   return {
     status,
