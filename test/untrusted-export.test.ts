@@ -90,6 +90,10 @@ describe("one bad tool is left out with a logged reason, never the whole list", 
       const logged = logger.messages.map((e) => e.message).join("\n");
       expect(logged).toContain("bad");
       expect(logged).toContain(reason);
+      // `quiet` silences unknown-toolset warnings only: a tool left out is always logged.
+      const before = logger.messages.length;
+      expect(getToolDefinitions({ registry, format: "gemini", quiet: true })).toHaveLength(1);
+      expect(logger.messages.slice(before).map((e) => e.message).join("\n")).toContain(reason);
     });
   }
 });

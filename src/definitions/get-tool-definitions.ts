@@ -16,7 +16,7 @@ export interface GetToolDefinitionsOptions extends ToolSelection {
   registry?: ToolRegistry;
   /** Output format (default `openai`). */
   format?: ExportFormat;
-  /** Do not log unknown-toolset warnings (they are still returned by `selectTools`). */
+  /** Do not log unknown-toolset warnings (they are still returned by `selectTools`). A tool left out is always logged. */
   quiet?: boolean;
 }
 
@@ -24,6 +24,8 @@ export interface SelectedTools {
   /** The available tools that survived selection, sorted by name, with schemas patched. */
   tools: { entry: ToolEntry; schema: FunctionSchema }[];
   warnings: string[];
+  /** The warnings about tools left out (a schema patch that failed); also in `warnings`. */
+  leftOut: string[];
 }
 
 /**
@@ -36,6 +38,7 @@ export function selectTools(options: GetToolDefinitionsOptions = {}): SelectedTo
   const selection = target.toolsets.select({ enabled: options.enabledToolsets, disabled: options.disabledToolsets });
   const entries = target.availableEntries(selection.tools);
   const warnings = [...selection.warnings];
+  const leftOut: string[] = [];
   let survivors: Set<string> | undefined;
   const tools: SelectedTools["tools"] = [];
   for (const entry of entries) {
@@ -51,18 +54,20 @@ export function selectTools(options: GetToolDefinitionsOptions = {}): SelectedTo
       tools.push({ entry, schema });
     } catch (thrown) {
       // Its static schema might name tools the model cannot call, so the tool is left out.
-      warnings.push(`schema patch of ${entry.name} failed (${describeThrown(thrown)}); the tool is left out`);
+      const warning = `schema patch of ${entry.name} failed (${describeThrown(thrown)}); the tool is left out`;
+      warnings.push(warning);
+      leftOut.push(warning);
     }
   }
-  return { tools, warnings };
+  return { tools, warnings, leftOut };
 }
 
 export function getToolDefinitions(options: GetToolDefinitionsOptions & { format?: "openai" }): OpenAIToolDefinition[];
 export function getToolDefinitions(options: GetToolDefinitionsOptions): unknown[];
 export function getToolDefinitions(options: GetToolDefinitionsOptions = {}): unknown[] {
   const target = options.registry ?? defaultRegistry;
-  const { tools, warnings } = selectTools(options);
-  if (!options.quiet) for (const warning of warnings) target.logger.warn(warning);
+  const { tools, warnings, leftOut } = selectTools(options);
+  for (const warning of options.quiet ? leftOut : warnings) target.logger.warn(warning);
   const format = options.format ?? "openai";
   exportTools([], format); // an unknown format is the caller's error, thrown, not a tool's
   const definitions: unknown[] = [];
