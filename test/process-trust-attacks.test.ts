@@ -289,7 +289,42 @@ describe.skipIf(!existsSync(path.resolve("dist", "index.js")))("a CLI killed in 
   });
 });
 
-/** `spawnSync` with a short limit, for what must already hold. */
-export function sh(command: string): string {
-  return spawnSync("bash", ["-c", command], { encoding: "utf8", timeout: 10_000 }).stdout;
-}
+const canUnsharePid = process.getuid?.() === 0 && spawnSync("unshare", ["-p", "-f", "--mount-proc", "true"]).status === 0;
+
+/**
+ * Pid 1 written into the pid and holder files: the old registry ran `kill -TERM -- -1` (every process).
+ * Played inside a pid namespace of its own, where "every process" is only what the test started there.
+ */
+describe.skipIf(!canUnsharePid || !existsSync(path.resolve("dist", "index.js")))("pid 1 in a forged pid file (needs root for a pid namespace, and `npm run build`)", () => {
+  it("is never signalled: a bystander in the same namespace survives kill and close", async () => {
+    const dist = path.resolve("dist", "index.js");
+    const home = mkdtempSync(path.join(scratch, "home-"));
+    const script = `
+      const { spawn } = await import("node:child_process");
+      const { EnvironmentManager, createLocalFactory, ProcessRegistry } = await import(${JSON.stringify(dist)});
+      const bystander = spawn("sleep", ["60"], { detached: true, stdio: "ignore" });
+      const manager = new EnvironmentManager({ factories: [createLocalFactory({ initialCwd: ${JSON.stringify(scratch)} })], defaultBackend: "local", closeOnExit: false });
+      const registry = new ProcessRegistry({ environments: manager, home: ${JSON.stringify(home)}, controlRoot: ${JSON.stringify(path.join(scratch, "ns-control"))}, pollIntervalMs: 0, killGraceMs: 300 });
+      const env = await manager.get("t");
+      const command = 'd=$(dirname "$(readlink /proc/$$/fd/1)"); read -r l < /proc/1/stat; f=(\${l##*) }); printf "1 %s" "\${f[19]}" > "$d/pid"; printf 1 > "$d/holder"; echo forged; sleep 60';
+      const info = await registry.start(env, command, { sessionId: "s" });
+      for (let i = 0; i < 100 && !(await registry.poll("s", info.id)).preview.includes("forged"); i++) await new Promise((r) => setTimeout(r, 50));
+      await registry.closeInput("s", info.id);
+      const killed = await registry.kill("s", info.id);
+      await new Promise((r) => setTimeout(r, 300));
+      let bystanderAlive = true;
+      try { process.kill(bystander.pid, 0); } catch { bystanderAlive = false; }
+      console.log(JSON.stringify({ status: killed.status, pid: info.pid, bystanderAlive }));
+      bystander.kill("SIGKILL");
+      await manager.closeAll();
+      process.exit(0);
+    `;
+    const run = spawnSync("unshare", ["-p", "-f", "--mount-proc", process.execPath, "--input-type=module", "-e", script], { encoding: "utf8", timeout: 30_000 });
+    const line = run.stdout.split("\n").find((l) => l.startsWith("{"));
+    expect(line, `${run.stdout}\n${run.stderr}`).toBeDefined();
+    const result = JSON.parse(line!) as { status: string; pid: number; bystanderAlive: boolean };
+    expect(result.pid).toBeGreaterThan(1);
+    expect(result.status).toBe("killed");
+    expect(result.bystanderAlive).toBe(true);
+  });
+});
