@@ -80,6 +80,7 @@ describe("addApprovals / listApprovals / revokeApproval on a real config.yaml", 
     expect(await addApprovals([KEY, { ...KEY, backend: "ssh" }], { home })).toEqual([expect.objectContaining({ backend: "ssh" })]);
     expect(listApprovals({ home }).map((e) => e.backend)).toEqual(["local", "ssh"]);
     expect(lstatSync(file).mode & 0o777).toBe(0o600);
+    expect(lstatSync(home).mode & 0o777).toBe(0o700); // the profile home it created is private
 
     const removed = await revokeApproval(approvalId(KEY), { home });
     expect(removed).toMatchObject(KEY);

@@ -50,7 +50,8 @@ export async function editConfigFile<T>(
   file: string,
   edit: (doc: Document, Y: YamlModule, style: SourceStyle) => ConfigEdit<T>,
 ): Promise<T> {
-  await mkdir(path.dirname(file), { recursive: true });
+  // The profile home holds commands, receipts and the allowlist: private like processes/ and logs/.
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
   const target = await realpath(file).catch(() => file);
   const Y = await import("yaml");
   return withFileLock(target, async (assertHeld) => {
