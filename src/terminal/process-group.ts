@@ -106,6 +106,7 @@ const LAUNCHER_SHELL = "/bin/sh";
 
 /** Is any live (non-zombie) process left in the group? */
 function groupAlive(pgid: number): boolean {
+  if (!Number.isSafeInteger(pgid) || pgid <= 1) return false;
   try {
     process.kill(-pgid, 0);
   } catch (err) {
@@ -135,6 +136,8 @@ function groupAlive(pgid: number): boolean {
 }
 
 function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  // -0 would be this process's own group and -1 every process: a group is a pid above 1, or nothing is sent.
+  if (!Number.isSafeInteger(pgid) || pgid <= 1) return;
   try {
     process.kill(-pgid, signal);
   } catch {
