@@ -125,7 +125,10 @@ export {
   setEnvironmentManager,
   type EnvironmentManagerOptions,
 } from "./environments/manager.js";
-export { LocalEnvironment, createLocalFactory, localFactory } from "./environments/local.js";
+export { LocalEnvironment, createLocalFactory, localFactory, type LocalEnvironmentOptions } from "./environments/local.js";
+export { SANDBOX_MODES, parseSandboxSetting, type SandboxMode, type SandboxPolicy } from "./sandbox/policy.js";
+export { sandboxStatus, type SandboxStatus } from "./sandbox/command-sandbox.js";
+export { SandboxConfigError, SandboxUnavailableError } from "./sandbox/errors.js";
 export { BACKENDS, BACKEND_NAMES } from "./environments/backends.js";
 export type { SandboxCommand, SandboxCommandEnd, SandboxTransport } from "./environments/sandbox-transport.js";
 export { SandboxEnvironment, createSandboxFactory, type SandboxBackendSpec, type SandboxEnvironmentOptions } from "./environments/sandbox-environment.js";

@@ -106,7 +106,7 @@ describe.concurrent("mibyan tools", () => {
     expect(run.status).toBe(0);
     const json = parseJson(run);
     expect(isPlainObject(json)).toBe(true);
-    expect(keysOf(json)).toEqual(["toolsets"]);
+    expect(keysOf(json)).toEqual(["sandbox", "toolsets"]);
     const toolsets = (json as { toolsets: unknown }).toolsets;
     expect(Array.isArray(toolsets)).toBe(true);
     expect((toolsets as unknown[]).length).toBeGreaterThan(0);

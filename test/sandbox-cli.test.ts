@@ -53,11 +53,24 @@ describe("mibyan tools reports the local sandbox", () => {
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/^✗ Local sandbox: NOT active \(configured: workspace-write, network off\): bubblewrap \(bwrap\) is not installed/m);
     expect(run.stdout).toContain("local commands and execute_code are refused");
+    // The terminal tool is not offered to a model while every command would be refused.
+    expect(run.stdout).toMatch(/^\s+💻 terminal\s+unavailable: .*The local sandbox is configured but cannot be used, so local commands are refused: bubblewrap \(bwrap\) is not installed/m);
+  });
+
+  it("--json carries the same report under `sandbox`", async () => {
+    const off = JSON.parse((await mibyan(["tools", "--json"], "")).stdout) as { sandbox: Record<string, unknown> };
+    expect(off.sandbox).toEqual({ mode: "off", network: null, writableRoots: [], active: false, reason: null, version: null });
+    const missing = await mibyan(["tools", "--json"], WRITE_CONFIG, { path: pathWithoutBwrap() });
+    const json = JSON.parse(missing.stdout) as { sandbox: Record<string, unknown>; toolsets: { name: string; tools: { name: string; available: boolean }[] }[] };
+    expect(json.sandbox).toMatchObject({ mode: "workspace-write", network: false, active: false, reason: expect.stringContaining("bubblewrap (bwrap) is not installed") });
+    const terminal = json.toolsets.flatMap((t) => t.tools).find((t) => t.name === "terminal");
+    expect(terminal?.available).toBe(false);
   });
 
   it("a misspelt key is an invalid setting, not a silently disabled sandbox", async () => {
     const run = await mibyan(["tools"], "terminal:\n  local:\n    sandbox:\n      mode: read-only\n      netwrok: true\n");
     expect(run.stdout).toMatch(/^✗ Local sandbox: invalid setting: terminal\.local\.sandbox\.netwrok is not a known option/m);
+    expect(run.stdout).toMatch(/^\s+💻 terminal\s+unavailable: .*the local sandbox setting is invalid, so local commands are refused: terminal\.local\.sandbox\.netwrok is not a known option/m);
   });
 
   it.skipIf(problem !== undefined)("active when bubblewrap works", async () => {

@@ -26,7 +26,7 @@ function buildProgram(): Command {
   program
     .command("tools")
     .description("List toolsets and their tools, with availability and why a tool is unavailable.")
-    .option("--json", "print JSON: {toolsets:[{name,description,available,tools:[{name,available,reason}]}]}")
+    .option("--json", "print JSON: {toolsets:[{name,description,available,tools:[{name,available,reason}]}], sandbox:{mode,network,writableRoots,active,reason,version}}")
     .action(async (options: { json?: boolean }) => {
       const runtime = await boot();
       const { collectToolStatus, renderToolStatus, collectSandboxStatus, renderSandboxStatus } = await import("./commands/tools.js");
@@ -36,7 +36,7 @@ function buildProgram(): Command {
           ...toolset,
           tools: tools.map(({ name, available, reason }) => ({ name, available, reason })),
         }));
-        process.stdout.write(`${JSON.stringify({ toolsets: json }, null, 2)}\n`);
+        process.stdout.write(`${JSON.stringify({ toolsets: json, sandbox: await collectSandboxStatus() }, null, 2)}\n`);
       } else {
         // Whether local commands run in the OS sandbox, and why not when it is configured but cannot work.
         process.stdout.write(renderToolStatus(toolsets) + renderSandboxStatus(await collectSandboxStatus()));

@@ -29,6 +29,7 @@ import { isAbsolute } from "node:path";
 import type { ApprovalGate } from "../approval/flow/gate.js";
 import type { BackendInfo } from "../approval/flow/types.js";
 import { backendPrerequisiteProblem } from "../environments/backend-prerequisites.js";
+import { localSandboxProblem } from "../environments/local.js";
 import type { EnvironmentManager } from "../environments/manager.js";
 import type { Environment, EnvironmentProvider } from "../environments/types.js";
 import type { ProcessRegistry } from "../process/process-registry.js";
@@ -379,6 +380,16 @@ export function terminalBackendAvailable(env: NodeJS.ProcessEnv = process.env): 
   }
   const problem = backendPrerequisiteProblem(backend, env);
   if (problem !== undefined) throw new Error(problem);
+  // A configured sandbox that cannot run refuses every command: say so in the listing, not only per call.
+  if (backend === "local") {
+    let sandboxProblem: string | undefined;
+    try {
+      sandboxProblem = localSandboxProblem();
+    } catch (err) {
+      throw new Error(`the local sandbox setting is invalid, so local commands are refused: ${(err as Error).message}`);
+    }
+    if (sandboxProblem !== undefined) throw new Error(sandboxProblem.replace(", so the command was not run", ", so local commands are refused"));
+  }
   return true;
 }
 
