@@ -11,8 +11,8 @@
  */
 
 import { randomBytes } from "node:crypto";
-import type { BigIntStats } from "node:fs";
-import { mkdir, open, readFile, chmod, rename, stat, unlink } from "node:fs/promises";
+import { readFileSync, renameSync, statSync, unlinkSync, writeFileSync, type BigIntStats } from "node:fs";
+import { mkdir, readFile, chmod, rename, stat } from "node:fs/promises";
 import path from "node:path";
 import { TEMP_SUFFIX } from "../util/atomic-file.js";
 import { withFileLock } from "../util/file-lock.js";
@@ -129,21 +129,37 @@ function parseCheckpoint(file: string, text: string, problem: Problem): Map<stri
   return entries;
 }
 
-/** Each entry's line, made once: entries are replaced, never changed in place, so a line stays right. */
-const lines = new WeakMap<CheckpointEntry, string>();
+/**
+ * Each entry's line as UTF-8 bytes, made once: entries are replaced, never
+ * changed in place, so a line stays right, and a rewrite of a thousand
+ * entries only copies bytes (no JSON, no string encoding per entry).
+ */
+const lines = new WeakMap<CheckpointEntry, Buffer>();
 
-function lineOf(entry: CheckpointEntry): string {
+function lineOf(entry: CheckpointEntry): Buffer {
   let line = lines.get(entry);
   if (line === undefined) {
-    line = JSON.stringify(entry);
+    line = Buffer.from(JSON.stringify(entry), "utf8");
     lines.set(entry, line);
   }
   return line;
 }
 
-function serialize(entries: Map<string, CheckpointEntry>): string {
-  // One entry a line: readable, without the cost of indenting every field of a thousand entries.
-  return `{"version":${FORMAT_VERSION},"entries":[\n${[...entries.values()].map(lineOf).join(",\n")}\n]}\n`;
+const HEAD = Buffer.from(`{"version":${FORMAT_VERSION},"entries":[\n`);
+const SEPARATOR = Buffer.from(",\n");
+const TAIL = Buffer.from("\n]}\n");
+
+/** One entry a line: readable, without the cost of indenting every field of a thousand entries. */
+function serialize(entries: Map<string, CheckpointEntry>): Buffer {
+  const parts: Buffer[] = [HEAD];
+  let first = true;
+  for (const entry of entries.values()) {
+    if (!first) parts.push(SEPARATOR);
+    parts.push(lineOf(entry));
+    first = false;
+  }
+  parts.push(TAIL);
+  return Buffer.concat(parts);
 }
 
 /** What identifies one version of the file: a rename gives it a new inode and change time. */
@@ -158,20 +174,33 @@ function versionOf(st: BigIntStats): string {
  * machine that could lose an unsynced rename ends every one of them anyway
  * (the boot id tells a later registry so). The two fsyncs were most of the
  * time a background start took.
+ *
+ * Synchronous, like the stat and read around it in `applyBatch`: the
+ * rewrites of one store are serial, and each thread-pool hop of an
+ * asynchronous call waited behind whatever blocked the event loop (spawning
+ * a launcher blocks it for milliseconds), so a rewrite took tens of
+ * milliseconds of waiting for about one of work.
  */
-async function replaceFile(file: string, data: string): Promise<void> {
+function replaceFile(file: string, data: Buffer): void {
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
-  const handle = await open(tmp, "wx", FILE_MODE);
+  writeFileSync(tmp, data, { flag: "wx", mode: FILE_MODE });
   try {
-    await handle.writeFile(data);
-  } finally {
-    await handle.close();
-  }
-  try {
-    await rename(tmp, file);
+    renameSync(tmp, file);
   } catch (err) {
-    await unlink(tmp).catch(() => undefined);
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // Already gone.
+    }
     throw err;
+  }
+}
+
+function statOrUndefined(file: string): BigIntStats | undefined {
+  try {
+    return statSync(file, { bigint: true });
+  } catch {
+    return undefined;
   }
 }
 
@@ -190,6 +219,7 @@ export class CheckpointStore {
   private draining: Promise<void> | undefined;
   /** The entries of the version of the file this store wrote last (see `applyBatch`). */
   private lastWritten: { version: string; entries: Map<string, CheckpointEntry> } | undefined;
+  private dirReady: Promise<void> | undefined;
 
   constructor(options: CheckpointStoreOptions) {
     const wrong = writerProblem(options.writer);
@@ -269,6 +299,15 @@ export class CheckpointStore {
     });
   }
 
+  private readTextSync(): string | undefined {
+    try {
+      return readFileSync(this.file, "utf8");
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw err;
+    }
+  }
+
   /** The file's text; undefined when there is none. */
   private async readText(): Promise<string | undefined> {
     try {
@@ -322,15 +361,20 @@ export class CheckpointStore {
    * changes are empty, so they are reported once rather than on every read.
    */
   private async applyBatch(changes: Change<unknown>[]): Promise<Array<{ value: unknown } | { error: unknown }>> {
-    await this.ensureDir();
+    // Once per store (again after a failure): a mkdir and a chmod before every rewrite cost two thread-pool hops each time.
+    this.dirReady ??= this.ensureDir().catch((err: unknown) => {
+      this.dirReady = undefined;
+      throw err;
+    });
+    await this.dirReady;
     return withFileLock(
       this.file,
       async (assertHeld) => {
         // The file as this store last wrote it (nobody wrote since): its entries without reading and parsing it again.
         // With a thousand processes that was most of the cost of a start.
-        const before = await stat(this.file, { bigint: true }).catch(() => undefined);
+        const before = statOrUndefined(this.file);
         const cached = before !== undefined && this.lastWritten?.version === versionOf(before) ? this.lastWritten.entries : undefined;
-        const text = cached ? undefined : await this.readText();
+        const text = cached ? undefined : this.readTextSync();
         let entries = cached ? new Map(cached) : new Map<string, CheckpointEntry>();
         let dropped = false;
         if (text !== undefined) {
@@ -358,8 +402,8 @@ export class CheckpointStore {
         });
         if (changed || dropped) {
           assertHeld();
-          await replaceFile(this.file, serialize(entries));
-          const after = await stat(this.file, { bigint: true }).catch(() => undefined);
+          replaceFile(this.file, serialize(entries));
+          const after = statOrUndefined(this.file);
           this.lastWritten = after ? { version: versionOf(after), entries } : undefined;
         }
         return outcomes;
