@@ -6,8 +6,9 @@
  *
  * What the registry believes about the process comes from the launcher and
  * the kernel, never from a file the command could write:
- * - the pid is the launcher's `$!`: the runner is started with job control
- *   on (`set -m`), so it leads a process group of its own (a kill reaches the
+ * - the pid is the launcher's `$!`: the runner is a subshell of the launcher
+ *   (no new bash: one exec fewer per process), started with job control on
+ *   (`set -m`), so it leads a process group of its own (a kill reaches the
  *   whole tree, and the environment's cleanup of its own command's group does
  *   not); its group and start time are read by the launcher from
  *   `/proc/<pid>/stat`, and the group must be the pid;
@@ -19,8 +20,10 @@
  *   already there, a symlink included); the root must be a directory the
  *   environment's user owns, not a symlink;
  * - the launcher's own programs are looked up on the default PATH
- *   (`command -p`), and bash is `$BASH` (set by bash itself), so a task's
- *   PATH does not choose them; the command itself runs with the task's PATH.
+ *   (`command -p`), so a task's PATH does not choose them; the command itself
+ *   runs with the task's PATH, in a subshell of the runner (`eval`) with the
+ *   runner's variables unset and default signal dispositions, as a foreground
+ *   command runs in the task's shell.
  *
  *     <dir>/owner    the registry's random token: only a directory holding it is ever deleted
  *     <dir>/log      everything the process printed (stdout and stderr merged; through the pty with `pty`)
@@ -44,12 +47,12 @@ export const DEFAULT_GATE_SECONDS = 60;
 const LAUNCH_TAG = "mibyan-launch";
 
 /**
- * The runner, in a process group of its own; `$1` the directory, `$2` the user's command, `$3` 1
+ * The runner (a subshell of the launcher, in a process group of its own); `$1` the directory, `$2` the user's command, `$3` 1
  * for PTY mode, `$4` the time limit in seconds (0: none), `$5` the gate's
  * wait in seconds. The user's command is an argument, never spliced in.
  */
 const RUNNER = [
-  `d=$1; __mibyan_cmd=$2; __mibyan_pty=$3; __mibyan_limit=$4; __mibyan_gate=$5`,
+  `d=$1; __mibyan_cmd=$2; __mibyan_pty=$3; __mibyan_limit=$4; __mibyan_gate=$5; __mibyan_me=$BASHPID`,
   `set --`,
   `exec </dev/null >>"$d/log" 2>&1`,
   // Open read-write: never blocks, and a `go` written before the runner reads it waits in the pipe.
@@ -65,9 +68,9 @@ const RUNNER = [
   `if [ "\${__mibyan_limit:-0}" -gt 0 ]; then`,
   `  ( trap '' TERM; s=0`,
   `    while [ $s -lt "$__mibyan_limit" ]; do command -p sleep 1; s=$((s + 1)); [ -s "$d/exit" ] && exit 0; done`,
-  `    : > "$d/timedout"; kill -s TERM -- "-$$" 2>/dev/null`,
+  `    : > "$d/timedout"; kill -s TERM -- "-$__mibyan_me" 2>/dev/null`,
   `    for s in 1 2 3 4 5 6 7 8 9 10; do command -p sleep 0.3 2>/dev/null || command -p sleep 1; [ -s "$d/exit" ] && exit 0; done`,
-  `    kill -s KILL -- "-$$" 2>/dev/null ) &`,
+  `    kill -s KILL -- "-$__mibyan_me" 2>/dev/null ) &`,
   `fi`,
   // Trapped (not ignored), so the command gets the default actions; bash runs the trap only
   // once the foreground command has ended, so its exit code is still recorded.
@@ -77,7 +80,7 @@ const RUNNER = [
   `else`,
   // A subshell, not a new bash: one exec fewer per process. Its traps are back to the defaults, and
   // the runner's own variables are unset first, so the command starts as under \`bash -c\`.
-  `  ( unset d __mibyan_pty __mibyan_limit __mibyan_gate __mibyan_go __mibyan_h; eval "$__mibyan_cmd" ) < "$d/stdin" 8<&-`,
+  `  ( unset d __mibyan_pty __mibyan_limit __mibyan_gate __mibyan_go __mibyan_h __mibyan_me __mibyan_r __mibyan_d __mibyan_o; eval "$__mibyan_cmd" ) < "$d/stdin" 8<&-`,
   `fi`,
   `__mibyan_ec=$?`,
   `kill "$__mibyan_h" 2>/dev/null`,
@@ -133,7 +136,11 @@ export function launchScript(command: string, options: LaunchOptions, nodePid: n
     `exec 9<> "$__mibyan_d/ready"`,
     // Job control (no program): the runner gets a process group of its own, led by it.
     `set -m`,
-    `"$BASH" -c ${shellQuote(RUNNER)} bash "$__mibyan_d" ${shellQuote(command)} ${options.pty ? 1 : 0} ${limit} ${options.gateSeconds} </dev/null >/dev/null 2>&1 9<&- &`,
+    // A subshell of the launcher (no new bash): it starts in the task's state exactly as a foreground
+    // command does, and its own variables are unset before the command runs.
+    `( set -- "$__mibyan_d" ${shellQuote(command)} ${options.pty ? 1 : 0} ${limit} ${options.gateSeconds}`,
+    RUNNER,
+    `) </dev/null >/dev/null 2>&1 9<&- &`,
     `__mibyan_p=$!; set +m`,
     `__mibyan_h=; read -t 10 -r __mibyan_h <&9; exec 9<&-`,
     // What the kernel says of the runner and the placeholder, not what anyone wrote.
