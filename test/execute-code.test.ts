@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -13,6 +13,7 @@ import { TERMINAL_SCHEMA } from "../src/tools/terminal.js";
 import { EXECUTE_CODE_SCHEMA, executeCodeHandler } from "../src/tools/execute-code.js";
 import { DEFAULT_MAX_TOOL_CALLS, SANDBOX_TOOLS, runCode, sandboxEnv } from "../src/code-execution/run-code.js";
 import { FALLBACK_SUMMARIES, firstSentence } from "../src/code-execution/schema.js";
+import { alive } from "./support/proc.js";
 
 interface Parsed {
   output: string;
@@ -30,16 +31,6 @@ async function handle(args: Record<string, unknown>, context: ToolContext = ctx(
   return JSON.parse(await executeCodeHandler(args, context)) as Parsed;
 }
 
-/** Alive and not a zombie (orphans may wait a while for a reaper). */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
-    const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
-    return state !== "Z" && state !== "X";
-  } catch {
-    return false;
-  }
-}
 
 async function waitDead(pid: number, ms = 3_000): Promise<boolean> {
   const until = Date.now() + ms;

@@ -21,6 +21,7 @@ import { ProcessNotFoundError, ProcessRegistry, type ProcessRegistryOptions } fr
 import { receiptsDir } from "../src/process/receipts.js";
 import type { CheckpointEntry, WriterIdentity } from "../src/process/types.js";
 import { processStartTime } from "../src/process/writer-identity.js";
+import { alive } from "./support/proc.js";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const DIST_INDEX = path.join(ROOT, "dist", "index.js");
@@ -62,15 +63,6 @@ function receiptFile(home: string, id: string): string {
   return path.join(receiptsDir(home), `${id}.json`);
 }
 
-/** Running and not a zombie (an orphan's zombie lingers until init reaps it). */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
-}
 
 async function gone(pid: number, withinMs = 3_000): Promise<boolean> {
   const deadline = Date.now() + withinMs;

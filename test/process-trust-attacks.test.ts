@@ -19,6 +19,7 @@ import { CheckpointStore, checkpointPath } from "../src/process/checkpoint.js";
 import { ProcessRegistry, type ProcessRegistryOptions } from "../src/process/process-registry.js";
 import type { CheckpointEntry, WriterIdentity } from "../src/process/types.js";
 import { processStartTime } from "../src/process/writer-identity.js";
+import { alive } from "./support/proc.js";
 
 const scratch = realpathSync(mkdtempSync(path.join(tmpdir(), "mibyan-trust-")));
 const controlRoot = path.join(scratch, "control");
@@ -59,14 +60,6 @@ async function victim(): Promise<{ pid: number; startTime: string }> {
   return { pid: child.pid!, startTime: processStartTime(child.pid!)! };
 }
 
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
-}
 
 async function until(check: () => boolean, withinMs = 5_000): Promise<boolean> {
   const deadline = Date.now() + withinMs;

@@ -7,13 +7,12 @@
  */
 
 import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import path from "node:path";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { runCode } from "../src/code-execution/run-code.js";
+import { startCountingServer, type CountingServer } from "./support/proc.js";
 import { ToolRegistry } from "../src/registry/tool-registry.js";
 import { checkBubblewrap } from "../src/sandbox/bubblewrap.js";
 import type { SandboxPolicy } from "../src/sandbox/policy.js";
@@ -31,19 +30,12 @@ registry.register({
   handler: (args) => `echo:${String(args.text)}`,
 });
 
-let server: Server;
-let port = 0;
-let hits = 0;
+let server: CountingServer;
 beforeAll(async () => {
-  server = createServer((_req, res) => {
-    hits++;
-    res.end("pong-from-host");
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  port = (server.address() as AddressInfo).port;
+  server = await startCountingServer();
 });
 afterAll(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await server.close();
   rmSync(scratch, { recursive: true, force: true });
 });
 
@@ -70,14 +62,14 @@ describe.skipIf(problem !== undefined)(`execute_code in the local sandbox${probl
   });
 
   it("network off: the host's 127.0.0.1 server is out of reach; network on: reachable", async () => {
-    const code = `try { const r = await fetch("http://127.0.0.1:${port}/"); console.log(await r.text()); } catch (e) { console.log("failed", e.cause?.code ?? e.message); }`;
-    const before = hits;
+    const code = `try { const r = await fetch("http://127.0.0.1:${server.port}/"); console.log(await r.text()); } catch (e) { console.log("failed", e.cause?.code ?? e.message); }`;
+    const before = server.hits;
     const off = await runCode({ code, registry, sandbox: WRITE });
     expect(off.output).toMatch(/failed (ECONNREFUSED|ENETUNREACH)/);
-    expect(hits).toBe(before);
+    expect(server.hits).toBe(before);
     const on = await runCode({ code, registry, sandbox: { ...WRITE, network: true } });
     expect(on.output).toContain("pong-from-host");
-    expect(hits).toBe(before + 1);
+    expect(server.hits).toBe(before + 1);
   });
 
   it("a timeout still kills the sandboxed program", async () => {

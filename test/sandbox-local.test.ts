@@ -12,8 +12,6 @@
  */
 
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
@@ -27,6 +25,7 @@ import { checkBubblewrap } from "../src/sandbox/bubblewrap.js";
 import { SandboxConfigError, SandboxUnavailableError } from "../src/sandbox/errors.js";
 import type { SandboxPolicy } from "../src/sandbox/policy.js";
 import { createTerminalHandler } from "../src/tools/terminal.js";
+import { startCountingServer, type CountingServer } from "./support/proc.js";
 import { createMemoryLogger } from "../src/util/logger.js";
 
 vi.mock("../src/registry/singleton.js", () => ({ registry: { register: () => {} } }));
@@ -72,19 +71,12 @@ function victim(): { dir: string; file: string } {
 }
 
 describe.skipIf(!usable)(`the local sandbox (bubblewrap)${skipReason ? ` — skipped: ${skipReason}` : ""}`, () => {
-  let server: Server;
-  let port = 0;
-  let hits = 0;
+  let server: CountingServer;
 
   beforeAll(async () => {
-    server = createServer((_req, res) => {
-      hits++;
-      res.end("pong-from-host");
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    port = (server.address() as AddressInfo).port;
+    server = await startCountingServer();
   });
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  afterAll(() => server.close());
 
   it("reports itself active", async () => {
     const { env } = await sandboxed(WRITE);
@@ -148,18 +140,18 @@ describe.skipIf(!usable)(`the local sandbox (bubblewrap)${skipReason ? ` — ski
   });
 
   it("network off: a server on the host's 127.0.0.1 cannot be reached; network on: it can", async () => {
-    const probe = `exec 3<>/dev/tcp/127.0.0.1/${port} && printf 'GET / HTTP/1.0\\r\\nHost: x\\r\\n\\r\\n' >&3 && cat <&3; echo "rc=$?"`;
-    const before = hits;
+    const probe = `exec 3<>/dev/tcp/127.0.0.1/${server.port} && printf 'GET / HTTP/1.0\\r\\nHost: x\\r\\n\\r\\n' >&3 && cat <&3; echo "rc=$?"`;
+    const before = server.hits;
     const { env: offline } = await sandboxed(WRITE);
     const off = await offline.exec(probe, RUN);
     expect(off.output).not.toContain("pong-from-host");
     expect(off.output).toMatch(/Connection refused|Network is unreachable|Cannot assign/);
-    expect(hits).toBe(before);
+    expect(server.hits).toBe(before);
 
     const { env: online } = await sandboxed({ ...WRITE, network: true });
     const on = await online.exec(probe, RUN);
     expect(on.output).toContain("pong-from-host");
-    expect(hits).toBe(before + 1);
+    expect(server.hits).toBe(before + 1);
   });
 
   it("network off hides /run (local daemons' sockets)", async () => {
