@@ -242,7 +242,7 @@ describe("process registry (local backend)", () => {
     // Nobody polls it now; it runs on and records its end in its directory.
     await new Promise((r) => setTimeout(r, 800));
     // Its directory is under the registry's default root, named by its id (never under the task's TMPDIR).
-    const dir = `/tmp/mibyan-bg-${process.geteuid!()}/${info.id}`;
+    const dir = `${process.env.MIBYAN_PROCESS_ROOT ?? `/tmp/mibyan-bg-${process.geteuid!()}`}/${info.id}`;
     const status = parseStatus(execFileSync("bash", ["-c", statusScript(dir, { pid: info.pid, startTime }, 0, 10_000)], { encoding: "utf8" }));
     // Its end is dated by its exit file: after its start, not in the future.
     const now = Date.now();

@@ -62,7 +62,9 @@ export interface ProcessRegistryOptions extends PersistenceOptions {
   /**
    * Where processes' directories go in their environments: an absolute path of
    * plain characters. Default: `/tmp/mibyan-bg-<uid>` of the environment's
-   * user. Never the task's TMPDIR (see docs/process-trust.md).
+   * user, or `MIBYAN_PROCESS_ROOT` of the runtime's own environment when set
+   * (every runtime of one profile must agree on it, to adopt each other's
+   * processes). Never the task's TMPDIR (see docs/process-trust.md).
    */
   controlRoot?: string;
   /** Seconds a launched runner waits to be released before giving up without running the command. Default 60. */
@@ -110,7 +112,7 @@ export class ProcessRegistry {
         waitIntervalMs: options.waitIntervalMs ?? 200,
         killGraceMs: options.killGraceMs ?? 3_000,
         watch: { ...DEFAULT_WATCH_LIMITS, ...options.watch },
-        controlRoot: options.controlRoot === undefined ? undefined : checkControlRoot(options.controlRoot),
+        controlRoot: controlRootOf(options),
         gateSeconds,
       },
       persistence,
@@ -404,4 +406,10 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     }
     signal?.addEventListener("abort", done, { once: true });
   });
+}
+
+/** The configured control root: the option, else `MIBYAN_PROCESS_ROOT` (the runtime's environment, not a task's), checked. */
+function controlRootOf(options: Pick<ProcessRegistryOptions, "controlRoot">): string | undefined {
+  const root = options.controlRoot ?? (process.env.MIBYAN_PROCESS_ROOT || undefined);
+  return root === undefined ? undefined : checkControlRoot(root);
 }

@@ -13,6 +13,8 @@ if (!process.env.MIBYAN_HOME) {
   mkdirSync(process.env.MIBYAN_HOME);
 }
 process.env.TMPDIR = path.join(base, "tmp");
+// Background processes' control directories too (the default root is the machine-wide /tmp/mibyan-bg-<uid>).
+if (!process.env.MIBYAN_PROCESS_ROOT) process.env.MIBYAN_PROCESS_ROOT = path.join(base, "bg");
 mkdirSync(process.env.TMPDIR);
 
 afterAll(() => {
