@@ -60,7 +60,6 @@ export interface DispatchOutcome extends CallOutcome {
  */
 export class ToolRegistry implements DispatchHost {
   private readonly tools = new Map<string, ToolEntry>();
-  private readonly toolsetChecks = new Map<string, CheckFn>();
   private readonly validators = new WeakMap<ToolEntry, ArgumentValidator>();
   private sortedNamesCache: { generation: number; names: readonly string[] } = { generation: -1, names: [] };
   private generationCounter = 0;
@@ -115,9 +114,6 @@ export class ToolRegistry implements DispatchHost {
     }
     const frozen = Object.freeze(entry);
     this.tools.set(frozen.name, frozen);
-    if (frozen.checkFn !== undefined && !this.toolsetChecks.has(frozen.toolset)) {
-      this.toolsetChecks.set(frozen.toolset, frozen.checkFn);
-    }
     this.generationCounter++;
     return frozen;
   }
@@ -145,19 +141,11 @@ export class ToolRegistry implements DispatchHost {
     return undefined;
   }
 
-  /** Removes a tool; the last tool of a toolset takes the toolset's check with it. */
+  /** Removes a tool. */
   deregister(name: string): boolean {
-    const entry = this.tools.get(name);
-    if (entry === undefined) return false;
-    this.tools.delete(name);
-    if (!this.toolsetHasTools(entry.toolset)) this.toolsetChecks.delete(entry.toolset);
+    if (!this.tools.delete(name)) return false;
     this.generationCounter++;
     return true;
-  }
-
-  private toolsetHasTools(toolset: string): boolean {
-    for (const entry of this.tools.values()) if (entry.toolset === toolset) return true;
-    return false;
   }
 
   // ---- lookup -------------------------------------------------------------
@@ -206,12 +194,18 @@ export class ToolRegistry implements DispatchHost {
     return this.availability.ofEntry(entry);
   }
 
-  /** Whether a toolset's check passes. Never throws; a toolset with no registered tools is unavailable. */
+  /**
+   * Whether any tool of the toolset is available (its environment variables set, its check passing):
+   * judging by one tool's check would call a toolset dead while another of its tools works.
+   * Never throws; a toolset with no registered tools is unavailable.
+   */
   isToolsetAvailable(toolset: string): boolean {
     try {
-      if (!this.toolsetHasTools(toolset)) return false;
-      const check = this.toolsetChecks.get(toolset);
-      return check === undefined || this.availability.ofCheck(check).available;
+      const memo = new Map<CheckFn, Availability>();
+      for (const entry of this.tools.values()) {
+        if (entry.toolset === toolset && this.availability.ofEntry(entry, memo).available) return true;
+      }
+      return false;
     } catch {
       return false;
     }
