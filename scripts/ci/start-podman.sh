@@ -8,7 +8,10 @@
 # Needs `podman` and `runc` (apt-get install -y podman runc) and root. Writes
 # /etc/containers/containers.conf as ../shared/notes/MACHINE.md describes: runc
 # and the cgroupfs manager (crun fails on hybrid cgroups here) and ulimits no
-# higher than the machine's hard limits (raising them needs CAP_SYS_RESOURCE).
+# higher than the machine's hard limits (raising them needs CAP_SYS_RESOURCE),
+# and an exec exit delay of 5 s instead of Docker's 5 minutes: podman keeps one
+# `conmon` per finished exec alive that long, so a test run would leave hundreds
+# of them behind (the docker backend reads an exec's exit code at once).
 # The service's pid goes to SOCKET.pid and its log to SOCKET.log.
 # PODMAN_SERVICE_TIMEOUT=N makes the service exit by itself after N idle seconds
 # (default 0: it runs until stopped).
@@ -44,6 +47,7 @@ default_ulimits = ["nofile=${nofile}:${nofile}", "nproc=${nproc}:${nproc}"]
 [engine]
 runtime = "runc"
 cgroup_manager = "cgroupfs"
+exit_command_delay = 5
 CONF
 )"
 if [[ ! -f "$conf" ]] || [[ "$(cat "$conf")" != "$want" ]]; then
