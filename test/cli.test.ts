@@ -331,14 +331,13 @@ describe.concurrent("mibyan definitions", () => {
     if (all.defs.every((d) => d.toolset === "terminal")) expect(disabled.run.stdout.trim()).toBe("[]");
   });
 
-  it("--enable with an unknown toolset warns on stderr and suggests a close match", async ({ expect }) => {
-    const [typo, nonsense] = await Promise.all([definitions(["--enable", "terminl"]), definitions(["--enable", "nosuchset"])]);
-    expect(typo.run.status).toBe(0);
-    expect(typo.defs).toEqual([]);
-    expect(typo.run.stderr).toMatch(/warn.*Unknown toolset "terminl".*did you mean.*\bterminal\b/);
-    expect(nonsense.run.status).toBe(0);
-    expect(nonsense.defs).toEqual([]);
-    expect(nonsense.run.stderr).toMatch(/warn.*Unknown toolset "nosuchset"/);
+  it("--enable with an unknown toolset is a usage error (exit 2) that suggests a close match", async ({ expect }) => {
+    const [typo, nonsense] = await Promise.all([mibyan(["definitions", "--enable", "terminl"]), mibyan(["definitions", "--enable", "nosuchset"])]);
+    expect(typo.status).toBe(2);
+    expect(typo.stdout).toBe("");
+    expect(typo.stderr).toMatch(/unknown toolset "terminl" in --enable; did you mean: terminal\b/);
+    expect(nonsense.status).toBe(2);
+    expect(nonsense.stderr).toMatch(/unknown toolset "nosuchset" in --enable\n/);
   });
 
   it("--format bogus fails with a clear error", async ({ expect }) => {

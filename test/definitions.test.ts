@@ -41,14 +41,16 @@ describe("getToolDefinitions", () => {
     expect(names(getToolDefinitions({ registry, enabledToolsets: ["debugging"], disabledToolsets: ["file"] }))).toEqual(["process", "terminal", "web_search"]);
   });
 
-  it("warns about unknown toolsets with close matches", () => {
+  it("throws UnknownToolsetError for an unknown toolset; with unknownToolsets: warn, warns with close matches", () => {
     const { registry, logger } = setup();
-    expect(getToolDefinitions({ registry, enabledToolsets: ["termnal"] })).toEqual([]);
+    expect(() => getToolDefinitions({ registry, enabledToolsets: ["termnal"] })).toThrow(/Unknown toolset "termnal"; did you mean: terminal/);
+    const warn = { unknownToolsets: "warn" } as const;
+    expect(getToolDefinitions({ registry, enabledToolsets: ["termnal"], ...warn })).toEqual([]);
     expect(logger.messages.map((m) => m.message).join("\n")).toMatch(/Unknown toolset "termnal"; did you mean: terminal/);
     const quiet = setup();
-    getToolDefinitions({ registry: quiet.registry, enabledToolsets: ["termnal"], quiet: true });
+    getToolDefinitions({ registry: quiet.registry, enabledToolsets: ["termnal"], quiet: true, ...warn });
     expect(quiet.logger.messages).toEqual([]);
-    expect(selectTools({ registry: quiet.registry, enabledToolsets: ["termnal"] }).warnings[0]).toMatch(/did you mean/);
+    expect(selectTools({ registry: quiet.registry, enabledToolsets: ["termnal"], ...warn }).warnings[0]).toMatch(/did you mean/);
   });
 
   it("exports the other provider formats", () => {

@@ -51,17 +51,8 @@ function buildProgram(): Command {
     .addOption(new Option("--format <format>", "provider format").choices(FORMATS).default("openai"))
     .action(async (options: { enable?: string[]; disable?: string[]; format: (typeof FORMATS)[number] }) => {
       const runtime = await boot();
-      const { getToolDefinitions } = await import("../definitions/get-tool-definitions.js");
-      // Flags replace config.yaml's toolsets section as a whole, so --enable x is never emptied by a configured disable.
-      const selection =
-        options.enable !== undefined || options.disable !== undefined ? { enabled: options.enable, disabled: options.disable } : runtime.config.config.toolsets;
-      const definitions = getToolDefinitions({
-        registry: runtime.registry,
-        enabledToolsets: selection.enabled,
-        disabledToolsets: selection.disabled,
-        format: options.format,
-      });
-      process.stdout.write(`${JSON.stringify(definitions, null, 2)}\n`);
+      const { runDefinitionsCommand } = await import("./commands/definitions.js");
+      runDefinitionsCommand(runtime, options);
     });
 
   program

@@ -16,7 +16,9 @@ export type ConfigErrorKind =
   /** The top level of the file is not a mapping. */
   | "not_mapping"
   /** A known key holds a value of the wrong type or out of range. */
-  | "type";
+  | "type"
+  /** A value names something that does not exist (an unknown toolset in `toolsets.enabled`). */
+  | "unknown_name";
 
 export interface ConfigErrorDetails {
   kind: ConfigErrorKind;

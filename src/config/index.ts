@@ -27,8 +27,10 @@ export {
 } from "./config-schema.js";
 export {
   clearConfigCache,
+  configValueError,
   getConfig,
   loadConfig,
+  locateConfigKey,
   parseConfig,
   type LoadConfigOptions,
   type LoadedConfig,

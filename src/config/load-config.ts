@@ -10,7 +10,7 @@ import path from "node:path";
 
 import type { Document, LineCounter, Node as YamlNode } from "yaml";
 
-import { ConfigError, formatLocation } from "./config-error.js";
+import { ConfigError, formatLocation, type ConfigErrorKind } from "./config-error.js";
 import {
   emptyConfig,
   formatKeyPath,
@@ -202,6 +202,36 @@ export function parseConfig(source: string, file: string): ParsedConfig {
 
   for (const w of result.warnings) warnings.push(`${formatLocation(file, w.line, w.column)}: ${w.message}`);
   return { config: result.config, warnings, document };
+}
+
+/**
+ * Where `keyPath` is in the config file `file` (its value, or its key), read afresh; undefined when the
+ * file or the key is gone. For errors found after loading, by code that knows more than the schema
+ * (an unknown toolset name needs the registered tools), so they point at the line like the schema's errors.
+ */
+export function locateConfigKey(file: string, keyPath: readonly ConfigPathSegment[], part: "key" | "value" = "value"): SourceLocation | undefined {
+  let source: string | undefined;
+  try {
+    source = readConfigFile(file);
+  } catch {
+    return undefined;
+  }
+  if (source === undefined) return undefined;
+  if (source.charCodeAt(0) === 0xfeff) source = source.slice(1);
+  const Y = loadYaml();
+  const lineCounter = new Y.LineCounter();
+  const doc = Y.parseDocument(source, { lineCounter, uniqueKeys: false });
+  return locateIn(Y, doc, lineCounter, keyPath, part);
+}
+
+/**
+ * A `ConfigError` about the value at `keyPath` of a loaded configuration, located in its file
+ * (`~/.mibyan/config.yaml:4:14: toolsets.enabled[1]: unknown toolset "webb"; did you mean: web?`).
+ */
+export function configValueError(loaded: Pick<LoadedConfig, "path">, keyPath: readonly ConfigPathSegment[], reason: string, kind: ConfigErrorKind = "unknown_name"): ConfigError {
+  const at = locateConfigKey(loaded.path, keyPath);
+  const key = formatKeyPath(keyPath);
+  return new ConfigError(`${key}: ${reason}`, { kind, file: loaded.path, line: at?.line, column: at?.column, key });
 }
 
 // ---------------------------------------------------------------------------

@@ -4,6 +4,7 @@ import { registry as defaultRegistry } from "../registry/singleton.js";
 import { exportTools, type ExportFormat } from "../adapters/index.js";
 import { checkSchemaLimits } from "../schema/limits.js";
 import { describeThrown } from "../util/text.js";
+import { findUnknownToolsets, UnknownToolsetError } from "../toolsets/unknown-toolset.js";
 
 export interface ToolSelection {
   /** Only tools of these toolsets (composites, presets and legacy names expand). */
@@ -16,8 +17,16 @@ export interface GetToolDefinitionsOptions extends ToolSelection {
   registry?: ToolRegistry;
   /** Output format (default `openai`). */
   format?: ExportFormat;
-  /** Do not log unknown-toolset warnings (they are still returned by `selectTools`). A tool left out is always logged. */
+  /** Do not log selection warnings (they are still returned by `selectTools`). A tool left out is always logged. */
   quiet?: boolean;
+  /**
+   * What a name in `enabledToolsets`/`disabledToolsets` that matches no toolset does.
+   * `"error"` (default): throw `UnknownToolsetError` (with close matches) before selecting anything, so a typo
+   * cannot silently empty the list or keep a toolset meant to be removed. `"warn"`: the earlier behaviour,
+   * the name is skipped with a warning; for selections naming dynamic toolsets that may be absent (an MCP
+   * server that did not connect).
+   */
+  unknownToolsets?: "error" | "warn";
 }
 
 export interface SelectedTools {
@@ -32,10 +41,18 @@ export interface SelectedTools {
  * The model's tool list: resolve the toolsets, keep the registered tools whose
  * checks pass, then let tools that mention other tools rebuild their schema
  * from the survivors (no schema may name a tool the model cannot call).
+ * Throws `UnknownToolsetError` for a selection naming an unknown toolset (see `unknownToolsets`).
  */
 export function selectTools(options: GetToolDefinitionsOptions = {}): SelectedTools {
   const target = options.registry ?? defaultRegistry;
-  const selection = target.toolsets.select({ enabled: options.enabledToolsets, disabled: options.disabledToolsets });
+  // Copied: a one-shot iterable would be used up by the check below.
+  const enabled = options.enabledToolsets == null ? options.enabledToolsets : [...options.enabledToolsets];
+  const disabled = options.disabledToolsets == null ? options.disabledToolsets : [...options.disabledToolsets];
+  if (options.unknownToolsets !== "warn") {
+    const unknown = findUnknownToolsets(target.toolsets, { enabled, disabled });
+    if (unknown.length > 0) throw new UnknownToolsetError(unknown);
+  }
+  const selection = target.toolsets.select({ enabled, disabled });
   const entries = target.availableEntries(selection.tools);
   const warnings = [...selection.warnings];
   const leftOut: string[] = [];

@@ -185,6 +185,11 @@ export class ToolsetCatalog {
     return this.origin(name) !== undefined;
   }
 
+  /** Up to three known names (listed, legacy or `all`) that look like `name`, best first; for messages about a typo. */
+  suggest(name: string): string[] {
+    return closeMatches(name, [...this.names(), ...this.#legacy.keys(), "all"]);
+  }
+
   /** Where a name comes from, or `undefined` if it is unknown. */
   origin(name: string): ToolsetOrigin | undefined {
     if (ALL_ALIASES.has(name)) return "all";
@@ -365,8 +370,7 @@ export class ToolsetCatalog {
   }
 
   #unknownWarning(message: string, name: string): string {
-    const candidates = [...this.names(), ...this.#legacy.keys(), "all"];
-    const matches = closeMatches(name, candidates);
+    const matches = this.suggest(name);
     return matches.length > 0 ? `${message}; did you mean: ${matches.join(", ")}?` : message;
   }
 

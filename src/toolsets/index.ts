@@ -3,3 +3,11 @@ export { BUILTIN_TOOLSETS } from "./builtin-toolsets.js";
 export { LEGACY_TOOLSETS } from "./legacy.js";
 export { closeMatches } from "./suggest.js";
 export { ToolsetCatalog } from "./catalog.js";
+export {
+  UnknownToolsetError,
+  describeUnknownToolset,
+  findUnknownToolsets,
+  type ToolsetListName,
+  type ToolsetNames,
+  type UnknownToolset,
+} from "./unknown-toolset.js";
