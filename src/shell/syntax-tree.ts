@@ -19,8 +19,35 @@
  * each other when the parser loads.
  */
 
-import type { Language, Tree, TreeCursor } from "web-tree-sitter";
 import type { TimeBudget } from "./time-budget.js";
+
+/*
+ * The parts of web-tree-sitter's `Language`, `Tree` and `TreeCursor` the copy uses, declared
+ * here rather than imported: this file's declarations are reachable from the package's public
+ * types, and web-tree-sitter's own declarations do not compile in a consumer's project (they
+ * name emscripten's undeclared globals). web-tree-sitter's objects satisfy these structurally.
+ */
+/** What `languageTables` reads of a grammar (web-tree-sitter's `Language`). */
+export interface GrammarTypes {
+  readonly types: readonly string[];
+  nodeTypeIsNamed(typeId: number): boolean;
+}
+/** The cursor operations of web-tree-sitter's `TreeCursor` the public walk uses. */
+export interface TreeCursorLike {
+  readonly nodeTypeId: number;
+  readonly nodeIsMissing: boolean;
+  readonly startIndex: number;
+  readonly endIndex: number;
+  gotoFirstChild(): boolean;
+  gotoNextSibling(): boolean;
+  gotoParent(): boolean;
+  delete(): void;
+}
+/** What `copyTree` reads of a parse tree (web-tree-sitter's `Tree`). */
+export interface ParsedTreeLike {
+  readonly rootNode: { readonly hasError: boolean };
+  walk(): TreeCursorLike;
+}
 
 export interface SyntaxNode {
   readonly type: string;
@@ -83,7 +110,7 @@ export function directCursorBinding(module: unknown): DirectCursorBinding | null
 }
 
 /** The wasm address of a tree (web-tree-sitter keeps it as the tree's own property `0`). */
-function treeAddress(tree: Tree): number | null {
+function treeAddress(tree: ParsedTreeLike): number | null {
   const address = (tree as unknown as { 0?: unknown })[0];
   return typeof address === "number" && address > 0 ? address : null;
 }
@@ -125,7 +152,7 @@ export class Copy implements SyntaxNode {
   }
 }
 
-export function languageTables(language: Language): LanguageTables {
+export function languageTables(language: GrammarTypes): LanguageTables {
   const types = language.types.slice();
   const named: boolean[] = [];
   for (let i = 0; i < types.length; i++) named.push(language.nodeTypeIsNamed(i));
@@ -145,7 +172,7 @@ interface Walker {
 }
 
 class PublicWalker implements Walker {
-  constructor(private readonly cursor: TreeCursor) {}
+  constructor(private readonly cursor: TreeCursorLike) {}
   typeId(): number {
     return this.cursor.nodeTypeId;
   }
@@ -219,7 +246,7 @@ class DirectWalker implements Walker {
  * Copies `tree` into plain objects. Returns null when `budget` is spent during the copy. Iterative: a tree thousands of levels deep does not touch the stack.
  * With `direct`, the cursor is driven through the module's functions (see `DirectWalker`).
  */
-export function copyTree(tree: Tree, tables: LanguageTables, budget: TimeBudget, direct: DirectCursorBinding | null = null): SyntaxNode | null {
+export function copyTree(tree: ParsedTreeLike, tables: LanguageTables, budget: TimeBudget, direct: DirectCursorBinding | null = null): SyntaxNode | null {
   const withErrors = tree.rootNode.hasError;
   const address = direct ? treeAddress(tree) : null;
   const cursor: Walker = direct && address !== null ? DirectWalker.open(direct, address) : new PublicWalker(tree.walk());
