@@ -396,10 +396,11 @@ describe.concurrent("mibyan call", () => {
     expect(result.error).toMatch(/command must not be empty/);
   });
 
-  it("an unknown tool: exit 1 and {error: Unknown tool}", async ({ expect }) => {
+  it("an unknown tool: a usage error, exit 2, {error: Unknown tool} on stdout and the message on stderr", async ({ expect }) => {
     const run = await mibyan(["call", "nosuchtool"]);
-    expect(run.status).toBe(1);
+    expect(run.status).toBe(2);
     expect(JSON.parse(run.stdout)).toEqual({ error: "Unknown tool: nosuchtool" });
+    expect(run.stderr).toBe("mibyan: Unknown tool: nosuchtool\n");
   });
 
   it("malformed JSON arguments: exit 1 and Invalid JSON arguments", async ({ expect }) => {

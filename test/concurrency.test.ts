@@ -167,7 +167,7 @@ describe("concurrent registration and dispatch", () => {
     await Promise.all(work);
     expect(contents).toHaveLength(200);
     for (const content of contents) {
-      expect(content).toMatch(/^(v\d+|\{"error":"Unknown tool: tool_\d+"\})$/);
+      expect(content).toMatch(/^(v\d+|\{"error":"Unknown tool: tool_\d+(\. Did you mean: [\w, ]+\?)?"\})$/);
     }
     for (const name of registry.names) expect(await registry.dispatch(name)).toMatch(/^v\d+$/);
     expect(registry.size).toBe(registry.listTools().length);

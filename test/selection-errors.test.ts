@@ -140,3 +140,33 @@ describe.runIf(HAS_DIST).concurrent("CLI: a selection that matches nothing exits
     expect(names(JSON.parse(flags.stdout) as unknown[])).toContain("terminal");
   });
 });
+
+describe("unknown tool names suggest close matches", () => {
+  it("the model-facing error names the close matches, and only among the tools the session may call", async () => {
+    const { registry } = setup();
+    expect(await registry.dispatch("termnal", {})).toBe('{"error":"Unknown tool: termnal. Did you mean: terminal?"}');
+    expect(await registry.dispatch("read-file", {})).toBe('{"error":"Unknown tool: read-file. Did you mean: read_file?"}');
+    expect(await registry.dispatch("zzzzzz", {})).toBe('{"error":"Unknown tool: zzzzzz"}');
+    // A session limited to read_file: terminal is not suggested (the model may not call it).
+    expect(await registry.dispatch("termnal", {}, { allowedTools: ["read_file", "termnal"] })).toBe('{"error":"Unknown tool: termnal"}');
+    const result = await registry.invoke({ name: "web_serch" });
+    expect(result.error).toMatchObject({ kind: "unknown_tool", message: "Unknown tool: web_serch. Did you mean: web_search?" });
+  });
+
+  it("a huge hostile name gets no suggestions and stays cheap", async () => {
+    const { registry } = setup();
+    const name = `terminal${"x".repeat(200_000)}`;
+    const result = await registry.invoke({ name });
+    expect(result.error?.kind).toBe("unknown_tool");
+    expect(result.error?.message).not.toMatch(/Did you mean/);
+  });
+});
+
+describe.runIf(HAS_DIST).concurrent("CLI: mibyan call with an unknown tool", () => {
+  it("exit 2 (a usage error), the model-facing result with close matches on stdout, the message on stderr", async () => {
+    const run = await mibyan(["call", "termnal", '{"command":"true"}']);
+    expect(run.status).toBe(2);
+    expect(JSON.parse(run.stdout)).toEqual({ error: "Unknown tool: termnal. Did you mean: terminal?" });
+    expect(run.stderr).toBe("mibyan: Unknown tool: termnal. Did you mean: terminal?\n");
+  });
+});

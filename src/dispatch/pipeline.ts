@@ -7,6 +7,7 @@ import { parseArguments } from "./arguments.js";
 import { withoutOptionalNulls } from "./optional-nulls.js";
 import { CallContext } from "./call-context.js";
 import { hookName, type HookSet } from "./hooks.js";
+import { unknownToolMessage } from "./unknown-tool.js";
 import { fail, isToolResult, resultFromHandlerValue } from "./result.js";
 
 /** What the pipeline needs from a registry; kept narrow so the pipeline has no import of the registry. */
@@ -15,6 +16,8 @@ export interface DispatchHost {
   readonly defaultTimeoutMs: number;
   readonly logger: Logger;
   lookup(name: string): ToolEntry | undefined;
+  /** The registered tool names, for suggestions when a call names an unknown one (optional: no suggestions without it). */
+  readonly names?: Iterable<string>;
   isAgentLoopTool(name: string): boolean;
   availabilityOf(entry: ToolEntry): Availability;
   validatorFor(entry: ToolEntry): ArgumentValidator;
@@ -121,7 +124,7 @@ function afterPreHooks(host: DispatchHost, state: PreHookState, ctx: CallContext
     );
   } else {
     entry = host.lookup(call.name);
-    result = entry === undefined ? fail(`Unknown tool: ${call.name}`, "unknown_tool") : checkAndRun(host, entry, call, ctx, options);
+    result = entry === undefined ? fail(unknownToolMessage(call.name, host.names, ctx.allowedTools), "unknown_tool") : checkAndRun(host, entry, call, ctx, options);
   }
   if (isThenable(result)) return result.then((settled) => afterRun(host, call, settled, ctx, entry));
   return afterRun(host, call, result, ctx, entry);
