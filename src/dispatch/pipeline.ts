@@ -8,7 +8,7 @@ import { withoutOptionalNulls } from "./optional-nulls.js";
 import { CallContext } from "./call-context.js";
 import { hookName, type HookSet } from "./hooks.js";
 import { unknownToolMessage } from "./unknown-tool.js";
-import { fail, isToolResult, resultFromHandlerValue } from "./result.js";
+import { checkSerialisable, describeThrownSafely, fail, isToolResult, resultFromHandlerValue } from "./result.js";
 
 /** What the pipeline needs from a registry; kept narrow so the pipeline has no import of the registry. */
 export interface DispatchHost {
@@ -131,9 +131,12 @@ function afterPreHooks(host: DispatchHost, state: PreHookState, ctx: CallContext
 }
 
 function afterRun(host: DispatchHost, call: ParsedToolCall, result: ToolResult, ctx: CallContext, entry: ToolEntry | undefined): CallOutcome | Promise<CallOutcome> {
+  if (host.hooks.post.length === 0) return { call, result, entry };
+  // Post-hooks saw a result already checked for serialisability; what they
+  // leave (a replacement, or the same object changed in place) is checked again.
   const final = runPostHooks(host, call, result, ctx, 0);
-  if (isThenable(final)) return final.then((settled) => ({ call, result: settled, entry }));
-  return { call, result: final, entry };
+  if (isThenable(final)) return final.then((settled) => ({ call, result: checkSerialisable(call.name, settled, "post-hook"), entry }));
+  return { call, result: checkSerialisable(call.name, final, "post-hook"), entry };
 }
 
 function checkAndRun(
@@ -223,7 +226,7 @@ function runHandler(
 }
 
 function handlerFailure(thrown: unknown): ToolResult {
-  return fail(`Tool execution failed: ${describeThrown(thrown)}`, "failed");
+  return fail(`Tool execution failed: ${describeThrownSafely(thrown)}`, "failed");
 }
 
 /** Settles with the handler, the time limit or the caller's cancellation, whichever comes first. */

@@ -1,5 +1,5 @@
 import type { ToolError, ToolErrorKind, ToolResult, ValidationIssue } from "../registry/types.js";
-import { capText } from "../util/text.js";
+import { capText, describeThrown } from "../util/text.js";
 
 const TOOL_RESULT_KEYS = new Set(["success", "data", "error", "metadata"]);
 /** Larger string results are never parsed for an `error` field (they are passed on as successes). */
@@ -46,13 +46,62 @@ export function resultFromHandlerValue(toolName: string, value: unknown): ToolRe
       );
     case "object":
       if (value === null) return { success: true, data: null };
-      if (isToolResult(value)) return checkFailedResult(toolName, value);
-      return { success: true, data: value };
+      if (isToolResult(value)) return value.success ? checkSerialisable(toolName, value, "returned") : checkFailedResult(toolName, value);
+      return checkSerialisable(toolName, { success: true, data: value }, "returned");
     default:
       return fail(
         `Tool ${toolName} returned a ${typeof value}, which cannot be sent to the model; return a string, a JSON-serialisable value or a ToolResult`,
         "invalid_result",
       );
+  }
+}
+
+/**
+ * The JSON text of a success's data, recorded when it was checked so that
+ * rendering does not serialise the same value twice. Keyed on the result
+ * object: a result replaced (or re-checked after post-hooks) gets its own entry.
+ */
+const serialisedData = new WeakMap<ToolResult, string>();
+
+/**
+ * A success whose data cannot be sent to the model as JSON (a circular value,
+ * a bigint anywhere inside, a `toJSON` that throws, a value nested too deep
+ * for the serialiser, a top-level value JSON drops) is turned into an
+ * `invalid_result` failure here, so every caller — `invoke()`, post-hooks,
+ * `isError` — sees the same failure the model does. Nested functions,
+ * symbols and `undefined` are dropped as `JSON.stringify` drops them.
+ *
+ * `source` says who produced the value: "returned" (the handler) or
+ * "post-hook" (the result as the post-hooks left it; always re-serialised,
+ * because a hook may have changed the data in place).
+ */
+export function checkSerialisable(toolName: string, result: ToolResult, source: "returned" | "post-hook"): ToolResult {
+  if (!result.success) return result;
+  const data = result.data;
+  if (data === undefined || typeof data === "string") return result;
+  let text: string | undefined;
+  let problem = "";
+  try {
+    text = JSON.stringify(data);
+  } catch (thrown) {
+    problem = `: ${describeThrownSafely(thrown)}`;
+  }
+  if (text === undefined) {
+    const who = source === "returned" ? `Tool ${toolName} returned` : `The result of ${toolName}, as its post-hooks left it, is`;
+    const message = `${who} a value that is not JSON-serialisable${problem}; a handler must return a string, a JSON-serialisable value or a ToolResult`;
+    const failure = fail(message, "invalid_result");
+    return result.metadata === undefined ? failure : { ...failure, metadata: result.metadata };
+  }
+  serialisedData.set(result, text);
+  return result;
+}
+
+/** `describeThrown`, for values a handler threw: one whose toJSON and toString both throw is still described. */
+export function describeThrownSafely(thrown: unknown): string {
+  try {
+    return describeThrown(thrown);
+  } catch {
+    return "an exception that cannot be described";
   }
 }
 
@@ -103,19 +152,15 @@ export function renderResult(toolName: string, result: ToolResult, limits: Rende
   if (typeof data === "string") text = data;
   else if (data === undefined) text = '{"success":true}';
   else {
-    let serialised: string | undefined;
-    try {
-      serialised = JSON.stringify(data);
-    } catch (thrown) {
-      return renderError(
-        { kind: "invalid_result", message: `Tool ${toolName} returned a value that is not JSON-serialisable: ${(thrown as Error).message}` },
-        limits.maxErrorChars,
-      );
+    // Dispatch checked (and serialised) every success before it got here; a
+    // result built elsewhere is checked now, with the same message.
+    const cached = serialisedData.get(result);
+    if (cached !== undefined) text = cached;
+    else {
+      const checked = checkSerialisable(toolName, result, "returned");
+      if (!checked.success) return renderError(checked.error, limits.maxErrorChars);
+      text = serialisedData.get(checked)!;
     }
-    if (serialised === undefined) {
-      return renderError({ kind: "invalid_result", message: `Tool ${toolName} returned a value that is not JSON-serialisable` }, limits.maxErrorChars);
-    }
-    text = serialised;
   }
   if (text.length <= limits.maxResultChars) return text;
   return truncatedResult(text, limits.maxResultChars, result.success ? undefined : capText(result.error!.message, limits.maxErrorChars));
