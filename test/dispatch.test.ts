@@ -51,14 +51,14 @@ describe("dispatch", () => {
 
   it("validates required parameters, types, enums and unknown parameters, listing every issue", async () => {
     const registry = setup();
-    const result = await registry.invoke({ name: "add", arguments: { a: "1", mode: "hex", extra: true } });
+    const result = await registry.invoke({ name: "add", arguments: { a: "one", mode: "hex", extra: true } });
     expect(result.success).toBe(false);
     expect(result.error?.kind).toBe("invalid_args");
     const issues = result.error!.issues!;
     expect(issues).toEqual(
       expect.arrayContaining([
         { path: "b", message: "is required", keyword: "required" },
-        { path: "a", message: "must be of type number", keyword: "type" },
+        { path: "a", message: 'must be of type number, got the string "one"', keyword: "type" },
         { path: "mode", message: 'must be one of: "int", "float"', keyword: "enum" },
         { path: "extra", message: "is not a parameter of this tool", keyword: "additionalProperties" },
       ]),
@@ -216,7 +216,7 @@ describe("strict-mode nulls", () => {
     expect(seen).toEqual([{ q: "x" }]);
     const bad = await registry.invoke({ name: "find", arguments: { q: null, limit: null } });
     expect(bad.error?.kind).toBe("invalid_args");
-    expect(bad.error?.issues).toEqual([{ path: "q", message: "must be of type string", keyword: "type" }]);
+    expect(bad.error?.issues).toEqual([{ path: "q", message: "must be of type string, got null", keyword: "type" }]);
   });
 });
 

@@ -5,6 +5,7 @@ import { describeIssues } from "../schema/validator.js";
 import { describeThrown, isThenable } from "../util/text.js";
 import { parseArguments } from "./arguments.js";
 import { withoutOptionalNulls } from "./optional-nulls.js";
+import { withScalarStringsCoerced } from "./coerce-arguments.js";
 import { CallContext } from "./call-context.js";
 import { hookName, type HookSet } from "./hooks.js";
 import { unknownToolMessage } from "./unknown-tool.js";
@@ -178,8 +179,12 @@ function afterValidation(
   outcome: ValidationOutcome,
 ): ToolResult | Promise<ToolResult> {
   if (Array.isArray(outcome)) {
-    // OpenAI strict mode sends null for the parameters the model leaves out: retry without those.
-    const retry = withoutOptionalNulls(entry.schema.parameters, call.arguments);
+    // One retry with the arguments repaired: OpenAI strict mode sends null for the
+    // parameters the model leaves out (dropped), and models quote numbers and
+    // booleans ("30", "true": converted, see coerce-arguments.ts).
+    const parameters = entry.schema.parameters;
+    const withoutNulls = withoutOptionalNulls(parameters, call.arguments);
+    const retry = withScalarStringsCoerced(parameters, withoutNulls ?? call.arguments) ?? withoutNulls;
     if (retry === undefined) return invalidArguments(entry, outcome);
     return Promise.resolve()
       .then(() => host.validatorFor(entry)(retry))

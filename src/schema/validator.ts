@@ -32,7 +32,7 @@ function ajv(): AjvInstance {
 export function compileJsonSchemaValidator(schema: JsonSchema): ArgumentValidator {
   const { $schema: _dialect, ...compilable } = schema;
   const validate: ValidateFunction = ajv().compile(compilable);
-  return (args) => (validate(args) ? undefined : ajvIssues(validate.errors ?? []));
+  return (args) => (validate(args) ? undefined : ajvIssues(validate.errors ?? [], args));
 }
 
 export function compileStandardSchemaValidator(schema: StandardSchemaLike): ArgumentValidator {
@@ -54,11 +54,11 @@ function standardOutcome(outcome: Awaited<ReturnType<StandardSchemaLike["~standa
   }));
 }
 
-function ajvIssues(errors: readonly ErrorObject[]): ValidationIssue[] {
+function ajvIssues(errors: readonly ErrorObject[], args: Record<string, unknown>): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const seen = new Set<string>();
   for (const error of errors) {
-    const issue = ajvIssue(error);
+    const issue = ajvIssue(error, args);
     const key = `${issue.path}\u0000${issue.message}`;
     if (seen.has(key)) continue;
     seen.add(key);
@@ -67,7 +67,7 @@ function ajvIssues(errors: readonly ErrorObject[]): ValidationIssue[] {
   return issues;
 }
 
-function ajvIssue(error: ErrorObject): ValidationIssue {
+function ajvIssue(error: ErrorObject, args: Record<string, unknown>): ValidationIssue {
   const base = pointerToPath(error.instancePath);
   const join = (child: string) => (base === "" ? child : `${base}.${child}`);
   const params = error.params as Record<string, unknown>;
@@ -87,10 +87,60 @@ function ajvIssue(error: ErrorObject): ValidationIssue {
         keyword: "enum",
       };
     case "type":
-      return { path: base, message: `must be of type ${String(params.type)}`, keyword: "type" };
+      return { path: base, message: typeMessage(String(params.type), valueAt(args, error.instancePath)), keyword: "type" };
     default:
       return { path: base, message: error.message ?? `fails ${error.keyword}`, keyword: error.keyword };
   }
+}
+
+/** Longest part of a rejected string quoted back in a message. */
+const MAX_QUOTED_CHARS = 40;
+
+/**
+ * `must be of type integer, got the string "abc"`: saying what arrived tells
+ * the model what to change. Dispatch already converted strings that spell a
+ * number or boolean (see dispatch/coerce-arguments.ts); a decimal string for
+ * an integer is named as such, since "must be of type integer" alone reads as
+ * a complaint about the quotes.
+ */
+function typeMessage(expected: string, value: unknown): string {
+  if (typeof value === "string" && expected.split(",").includes("integer") && !expected.split(",").includes("number")) {
+    const number = value.trim() === "" ? Number.NaN : Number(value);
+    if (Number.isFinite(number) && !Number.isInteger(number)) return `must be a whole number (type integer), got ${quote(value)}`;
+  }
+  return `must be of type ${expected}, got ${describeValue(value)}`;
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  switch (typeof value) {
+    case "string":
+      return `the string ${quote(value)}`;
+    case "number":
+    case "boolean":
+      return `the ${typeof value} ${String(value)}`;
+    case "object":
+      return "an object";
+    default:
+      return typeof value;
+  }
+}
+
+function quote(text: string): string {
+  return text.length <= MAX_QUOTED_CHARS ? JSON.stringify(text) : `${JSON.stringify(text.slice(0, MAX_QUOTED_CHARS)).slice(0, -1)}…"`;
+}
+
+/** The value a JSON Pointer names inside the validated arguments. */
+function valueAt(root: unknown, pointer: string): unknown {
+  if (pointer === "") return root;
+  let value = root;
+  for (const part of pointer.slice(1).split("/")) {
+    if (value === null || typeof value !== "object") return undefined;
+    const key = part.replace(/~1/g, "/").replace(/~0/g, "~");
+    value = Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : undefined;
+  }
+  return value;
 }
 
 /** `/a/0/b~1c` → `a.0.b/c` — the model reads dotted paths more easily than JSON Pointers. */
