@@ -432,7 +432,8 @@ describe("EnvironmentManager", () => {
   it("keys environments by (task, backend); setBackend picks the task's backend", async () => {
     const local = countingFactory("local");
     const other = countingFactory("other");
-    const m = manager({ factories: [local.factory, other.factory] });
+    // A registered custom backend is named in the type parameter, so setBackend accepts it.
+    const m = manager({ factories: [local.factory, other.factory] }) as EnvironmentManager<"other">;
     expect(m.backendFor("t")).toBe("local");
     const a = await m.get("t");
     m.setBackend("t", "other");
@@ -688,7 +689,7 @@ describe("terminal tool with per-task environments", () => {
       return { allowed: true, reason: "ok", by: "safe" as const, matches: [] };
     },
   });
-  let m: EnvironmentManager;
+  let m: EnvironmentManager<"fake_sandbox">;
   let handler: ReturnType<typeof createTerminalHandler>;
   beforeAll(() => {
     m = new EnvironmentManager({ factories: [createLocalFactory({ initialCwd: scratch })], defaultBackend: "local", idleTimeoutMs: 0, closeOnExit: false });
@@ -752,8 +753,11 @@ describe("terminal tool with per-task environments", () => {
   });
 
   it("returns an error result when the environment cannot be created", async () => {
-    m.setBackend("broken", "imaginary");
-    const r = await call({ command: "true" }, "broken");
+    // setBackend refuses an unknown name at once; a default backend naming nothing fails when a command needs it.
+    expect(() => m.setBackend("broken", "imaginary" as never)).toThrow(/^Unknown terminal backend "imaginary"/);
+    const broken = new EnvironmentManager({ defaultBackend: "imaginary", idleTimeoutMs: 0, closeOnExit: false });
+    const brokenHandler = createTerminalHandler({ gate: gate as never, environments: broken });
+    const r = JSON.parse(await brokenHandler({ command: "true" }, ctx("broken"))) as Parsed;
     expect(r.exit_code).toBe(-1);
     expect(r.error).toMatch(/^Could not start the terminal environment: Unknown terminal backend "imaginary"/);
   });

@@ -3,12 +3,16 @@
  * synchronously and without loading the backend's module or SDK: the
  * `terminal` tool's availability check (which the registry runs whenever tools
  * are listed, so it must be cheap and synchronous) reports a backend whose
- * program or credentials are missing. The backend's own `unavailableReason`
- * still checks everything (options, versions, the SDK) when a task's
- * environment is created.
+ * program, credentials or essential settings are missing. The backend's own
+ * `unavailableReason` still checks everything (options, versions, the SDK,
+ * whether the engine answers) when a task's environment is created.
  *
  * Credentials are groups of environment variables: one complete group is
  * enough (an API key, or a token with its team and project, ...).
+ *
+ * Settings are read as the backend reads them: its `terminal.<backend>`
+ * section of config.yaml, with its `MIBYAN_<BACKEND>_*` environment variables
+ * taking precedence (ssh.ts `defaultSshOptions`, docker.ts `defaultDockerOptions`).
  */
 
 import { existsSync } from "node:fs";
@@ -16,6 +20,8 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 
 import { findExecutable } from "../util/find-executable.js";
+import { backendConfigSection } from "./backend-config.js";
+import { dockerDaemonProblem } from "./docker-daemon-check.js";
 
 interface Prerequisites {
   /** Programs of which one must be on PATH. */
@@ -24,12 +30,38 @@ interface Prerequisites {
   credentials?: readonly (readonly string[])[];
   /** Files that stand in for the credentials (a vendor's profile). */
   credentialFiles?: (env: NodeJS.ProcessEnv) => string[];
+  /** What the backend's settings leave it unable to do (checked after programs and credentials). */
+  settings?: (env: NodeJS.ProcessEnv) => string | undefined;
+}
+
+/** A setting as the backend reads it: `MIBYAN_<BACKEND>_<KEY>`, else `terminal.<backend>.<key>` (snake or camel case). */
+function setting(backend: string, key: string, env: NodeJS.ProcessEnv): string | undefined {
+  const fromEnv = env[`MIBYAN_${backend.toUpperCase()}_${key.toUpperCase()}`];
+  if (fromEnv !== undefined && fromEnv !== "") return fromEnv;
+  const section = backendConfigSection(backend);
+  const camel = key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+  const value = section?.[key] ?? section?.[camel];
+  return typeof value === "string" && value.trim() !== "" ? value : undefined;
+}
+
+function sshSettingsProblem(env: NodeJS.ProcessEnv): string | undefined {
+  if (setting("ssh", "host", env) === undefined) return "the ssh backend has no host: set terminal.ssh.host in config.yaml (or MIBYAN_SSH_HOST)";
+  return undefined;
+}
+
+function dockerProblem(env: NodeJS.ProcessEnv): string | undefined {
+  const binary = setting("docker", "docker_path", env) ?? "docker";
+  const resolved = findExecutable(binary, env);
+  if (resolved === undefined) return `the docker backend needs ${binary} on PATH${binary === "docker" ? "" : " (terminal.docker.docker_path)"}`;
+  const host = setting("docker", "host", env) ?? env.DOCKER_HOST;
+  return dockerDaemonProblem({ binary, resolved, host, env });
 }
 
 const PREREQUISITES: Readonly<Record<string, Prerequisites>> = {
   local: {},
-  ssh: { programs: ["ssh"] },
-  docker: { programs: ["docker"] },
+  ssh: { programs: ["ssh"], settings: sshSettingsProblem },
+  // The program is the configured docker_path, so it is checked with the settings.
+  docker: { settings: dockerProblem },
   singularity: { programs: ["apptainer", "singularity"] },
   modal: {
     credentials: [["MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET"]],
@@ -40,9 +72,10 @@ const PREREQUISITES: Readonly<Record<string, Prerequisites>> = {
 };
 
 /**
- * Why `backend` cannot work here, or undefined when its program and
- * credentials are present. A backend not in the table (one an embedder
- * registered) has no prerequisites here.
+ * Why `backend` cannot work here, or undefined when its program, credentials
+ * and essential settings are present. A backend not in the table (one an
+ * embedder registered) has no prerequisites here; whether a name is a backend
+ * at all is the caller's question (`EnvironmentManager.isKnownBackend`).
  */
 export function backendPrerequisiteProblem(backend: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
   if (backend === "local" && process.platform === "win32") return "the local backend needs bash and POSIX process groups (not Windows)";
@@ -60,5 +93,5 @@ export function backendPrerequisiteProblem(backend: string, env: NodeJS.ProcessE
       return `the ${backend} backend needs credentials: ${groups}${files}`;
     }
   }
-  return undefined;
+  return needs.settings?.(env);
 }

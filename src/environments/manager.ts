@@ -29,8 +29,12 @@
  */
 
 import { getConfig } from "../config/load-config.js";
-import { BACKENDS, type BackendLoader } from "./backends.js";
-import type { Environment, EnvironmentFactory, EnvironmentProvider, ExecOptions, ExecResult } from "./types.js";
+import { BACKENDS, UnknownBackendError, type BackendLoader, type BackendName } from "./backends.js";
+import { exitHooks } from "./exit-hooks.js";
+import { ManagedEnvironment } from "./managed-environment.js";
+import type { EnvironmentFactory, EnvironmentProvider } from "./types.js";
+
+export { ManagedEnvironment };
 
 /** Seconds an unused environment is kept when config does not say. */
 export const DEFAULT_IDLE_TIMEOUT_SECONDS = 600;
@@ -93,78 +97,11 @@ interface Entry {
 const keyOf = (backend: string, taskId: string): string => `${backend}\u0000${taskId}`;
 
 /**
- * The environment `EnvironmentManager.get` returns: the backend's own, with
- * use tracked for the idle timer. `unwrap()` gives the backend's object.
+ * `Custom` names the backends an embedder registers with `registerBackend`
+ * (`new EnvironmentManager<"my_sandbox">()`), so `setBackend` accepts them;
+ * without it, only the built-in `BackendName`s type-check.
  */
-export class ManagedEnvironment implements Environment {
-  readonly #inner: Environment;
-  readonly #onStart: () => void;
-  readonly #onEnd: () => void;
-  readonly #close: () => Promise<void>;
-
-  /** @internal Created by `EnvironmentManager`. */
-  constructor(inner: Environment, hooks: { onStart: () => void; onEnd: () => void; close: () => Promise<void> }) {
-    this.#inner = inner;
-    this.#onStart = hooks.onStart;
-    this.#onEnd = hooks.onEnd;
-    this.#close = hooks.close;
-  }
-
-  get backend(): string {
-    return this.#inner.backend;
-  }
-
-  get taskId(): string {
-    return this.#inner.taskId;
-  }
-
-  get isolation() {
-    return this.#inner.isolation;
-  }
-
-  get cwd(): string {
-    return this.#inner.cwd;
-  }
-
-  /** The backend's environment object. */
-  unwrap(): Environment {
-    return this.#inner;
-  }
-
-  async exec(command: string, options: ExecOptions): Promise<ExecResult> {
-    this.#onStart();
-    try {
-      return await this.#inner.exec(command, options);
-    } finally {
-      this.#onEnd();
-    }
-  }
-
-  /**
-   * Counts as in use (never idle) until the returned function is called, as a
-   * running command does. Calling it more than once releases once.
-   */
-  hold(): () => void {
-    this.#onStart();
-    let held = true;
-    return () => {
-      if (!held) return;
-      held = false;
-      this.#onEnd();
-    };
-  }
-
-  /** Closes the environment and removes it from its manager. */
-  close(): Promise<void> {
-    return this.#close();
-  }
-
-  disposeSync(): void {
-    this.#inner.disposeSync?.();
-  }
-}
-
-export class EnvironmentManager implements EnvironmentProvider {
+export class EnvironmentManager<Custom extends string = never> implements EnvironmentProvider {
   readonly #options: EnvironmentManagerOptions;
   readonly #factories = new Map<string, EnvironmentFactory>();
   readonly #loading = new Map<string, Promise<EnvironmentFactory>>();
@@ -182,16 +119,38 @@ export class EnvironmentManager implements EnvironmentProvider {
     this.#loading.delete(factory.backend);
   }
 
-  /** Runs `taskId`'s next environments on `backend`; `undefined` returns it to the default. An environment it already has is kept (idle cleanup closes it). */
-  setBackend(taskId: string, backend: string | undefined): void {
-    if (backend === undefined) this.#taskBackends.delete(taskId);
-    else this.#taskBackends.set(taskId, backend);
+  /**
+   * Runs `taskId`'s next environments on `backend`; `undefined` returns it to the default. An environment it
+   * already has is kept (idle cleanup closes it). A name that is neither built in nor registered (register
+   * custom backends first) throws `UnknownBackendError` at once, not when the task's next command fails.
+   */
+  setBackend(taskId: string, backend: BackendName | Custom | undefined): void {
+    if (backend === undefined) {
+      this.#taskBackends.delete(taskId);
+      return;
+    }
+    // Checked at run time too: the name may come from JavaScript, JSON or a cast.
+    if (!this.isKnownBackend(backend)) throw new UnknownBackendError(String(backend), this.knownBackends());
+    this.#taskBackends.set(taskId, backend);
+  }
+
+  /** Whether `name` is a backend this manager can try (a registered factory or the loader table). */
+  isKnownBackend(name: string): boolean {
+    return typeof name === "string" && (this.#factories.has(name) || Object.hasOwn(this.#loaders(), name));
   }
 
   /** The backend `get(taskId)` uses. May throw a `ConfigError` when config.yaml is invalid. */
   backendFor(taskId: string): string {
     const own = this.#taskBackends.get(taskId);
     if (own !== undefined) return own;
+    return this.defaultBackend();
+  }
+
+  /**
+   * The backend of tasks without their own: the `defaultBackend` option, else config `terminal.backend`,
+   * else `local`. Not checked here (it may name a backend registered later). May throw a `ConfigError`.
+   */
+  defaultBackend(): string {
     const configured = this.#options.defaultBackend;
     if (typeof configured === "function") return configured();
     if (configured !== undefined) return configured;
@@ -200,7 +159,11 @@ export class EnvironmentManager implements EnvironmentProvider {
 
   /** Backend names this manager can try: registered factories and the loader table. */
   knownBackends(): string[] {
-    return [...new Set([...Object.keys(this.#options.backends ?? BACKENDS), ...this.#factories.keys()])];
+    return [...new Set([...Object.keys(this.#loaders()), ...this.#factories.keys()])];
+  }
+
+  #loaders(): Readonly<Record<string, BackendLoader>> {
+    return this.#options.backends ?? BACKENDS;
   }
 
   /**
@@ -296,11 +259,9 @@ export class EnvironmentManager implements EnvironmentProvider {
     if (registered) return registered;
     let loading = this.#loading.get(name);
     if (!loading) {
-      const table = this.#options.backends ?? BACKENDS;
+      const table = this.#loaders();
       const loader = Object.hasOwn(table, name) ? table[name] : undefined;
-      if (!loader) {
-        throw new Error(`Unknown terminal backend "${name}". Known backends: ${this.knownBackends().join(", ")}.`);
-      }
+      if (!loader) throw new UnknownBackendError(name, this.knownBackends());
       loading = loader();
       this.#loading.set(name, loading);
       // A failed import is retried next time.
@@ -417,69 +378,22 @@ async function settleAll(promises: Promise<unknown>[]): Promise<void> {
 }
 
 // ---------------------------------------------------------------------------
-// Process exit
-// ---------------------------------------------------------------------------
-
-const EXIT_SIGNALS: readonly NodeJS.Signals[] = process.platform === "win32" ? ["SIGINT", "SIGTERM"] : ["SIGINT", "SIGTERM", "SIGHUP"];
-
-/** The process-level handlers, installed while at least one manager holds an environment. */
-const exitHooks = (() => {
-  const managers = new Set<EnvironmentManager>();
-  let installed = false;
-
-  const disposeAll = (): void => {
-    for (const manager of [...managers]) manager.disposeAllSync();
-  };
-  const onBeforeExit = (): void => {
-    for (const manager of [...managers]) void manager.closeAll().catch(() => {});
-  };
-  const onExit = (): void => disposeAll();
-  const onSignal = (signal: NodeJS.Signals): void => {
-    // Someone else handles this signal: let them decide; `exit` cleans up if they exit.
-    if (process.listenerCount(signal) > 1) return;
-    disposeAll();
-    uninstall();
-    // With no listener left, the default action (terminate) applies again.
-    process.kill(process.pid, signal);
-  };
-
-  function install(): void {
-    if (installed) return;
-    installed = true;
-    process.on("beforeExit", onBeforeExit);
-    process.on("exit", onExit);
-    for (const signal of EXIT_SIGNALS) process.on(signal, onSignal);
-  }
-
-  function uninstall(): void {
-    if (!installed) return;
-    installed = false;
-    process.removeListener("beforeExit", onBeforeExit);
-    process.removeListener("exit", onExit);
-    for (const signal of EXIT_SIGNALS) process.removeListener(signal, onSignal);
-  }
-
-  return {
-    add(manager: EnvironmentManager): void {
-      managers.add(manager);
-      install();
-    },
-    remove(manager: EnvironmentManager): void {
-      managers.delete(manager);
-      if (managers.size === 0) uninstall();
-    },
-  };
-})();
-
-// ---------------------------------------------------------------------------
 // The process-wide manager
 // ---------------------------------------------------------------------------
 
 let shared: EnvironmentManager | undefined;
 
-/** The manager the built-in tools use, created on first use with the defaults (config-driven backend and idle timeout). */
-export function getEnvironmentManager(): EnvironmentManager {
+/**
+ * The manager the built-in tools use, created on first use with the defaults (config-driven backend and idle
+ * timeout). `Custom`: the names of backends you registered on it, for `setBackend` to accept them.
+ */
+export function getEnvironmentManager<Custom extends string = never>(): EnvironmentManager<Custom> {
   shared ??= new EnvironmentManager();
+  return shared as EnvironmentManager<Custom>;
+}
+
+/** Whether the process-wide manager exists yet (availability checks ask it only then, never creating it). */
+export function peekEnvironmentManager(): EnvironmentManager | undefined {
   return shared;
 }
 

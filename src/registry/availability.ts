@@ -33,6 +33,16 @@ interface CachedCheck {
 const AVAILABLE: Availability = Object.freeze({ available: true });
 
 /**
+ * Thrown by an availability check to say "unavailable, and this is why": the
+ * message becomes the reason as it is (`mibyan tools`, the model-facing
+ * error), and it takes effect at once like a `false` answer. Anything else a
+ * check throws is a fault of the check (reported as such, with a grace period).
+ */
+export class ToolUnavailableError extends Error {
+  override readonly name = "ToolUnavailableError";
+}
+
+/**
  * Runs availability checks with two caches: a per-call memo (a check shared by
  * many tools runs once per `getDefinitions` call) and a short-lived cache
  * across calls, keyed by the check function itself.
@@ -100,6 +110,11 @@ export class AvailabilityCache {
         entry = { available: false, code: "check_failed", reason: "availability check failed", checkedAt: now, lastSuccessAt };
       }
     } catch (thrown) {
+      if (thrown instanceof ToolUnavailableError) {
+        entry = { available: false, code: "check_failed", reason: thrown.message, checkedAt: now, lastSuccessAt };
+        this.cache.set(check, entry);
+        return toAvailability(entry);
+      }
       const reason = `availability check threw ${describeThrown(thrown)}`;
       if (lastSuccessAt !== undefined && now - lastSuccessAt < this.graceMs) {
         this.logger().warn(`${reason}; still treated as available (succeeded ${Math.round((now - lastSuccessAt) / 1000)} s ago)`);

@@ -29,12 +29,15 @@ import { isAbsolute } from "node:path";
 import type { ApprovalGate } from "../approval/flow/gate.js";
 import type { BackendInfo } from "../approval/flow/types.js";
 import { backendPrerequisiteProblem } from "../environments/backend-prerequisites.js";
+import { BACKEND_NAMES, isBackendName } from "../environments/backends.js";
+import { closeMatches } from "../toolsets/suggest.js";
 import { localSandboxProblem } from "../environments/local.js";
-import type { EnvironmentManager } from "../environments/manager.js";
+import { peekEnvironmentManager, type EnvironmentManager } from "../environments/manager.js";
 import type { Environment, EnvironmentProvider } from "../environments/types.js";
 import type { ProcessRegistry } from "../process/process-registry.js";
 import { registry } from "../registry/singleton.js";
 import type { FunctionSchema, ToolContext } from "../registry/types.js";
+import { ToolUnavailableError } from "../registry/availability.js";
 import { getConfig } from "../config/load-config.js";
 import { MAX_BACKGROUND_TIMEOUT_SECONDS } from "../process/types.js";
 import { checkWatchPatterns } from "../process/process-watch.js";
@@ -367,28 +370,37 @@ export function createTerminalHandler(options: TerminalHandlerOptions = {}) {
 }
 
 /**
- * The tool's availability: the configured backend's program and credentials
- * are present (checked without loading the backend). Throws with the reason,
- * which the registry reports.
+ * The tool's availability, judged on the backend it will actually use (the
+ * process-wide manager's default, else config `terminal.backend`): a known
+ * backend name, its program, credentials and essential settings present, a
+ * docker daemon socket where one is expected (checked without loading the
+ * backend or spawning anything). Throws `ToolUnavailableError` with the reason, which the registry reports as it is.
  */
 export function terminalBackendAvailable(env: NodeJS.ProcessEnv = process.env): boolean {
   let backend = "local";
+  const manager = peekEnvironmentManager();
   try {
-    backend = getConfig().config.terminal.backend ?? "local";
+    backend = manager?.defaultBackend() ?? getConfig().config.terminal.backend ?? "local";
   } catch {
     // An unreadable config.yaml is reported where it is loaded; the tool then fails per call.
   }
+  if (!(manager?.isKnownBackend(backend) ?? isBackendName(backend))) {
+    const known = manager?.knownBackends() ?? [...BACKEND_NAMES];
+    const matches = closeMatches(backend, known);
+    const hint = matches.length > 0 ? `; did you mean: ${matches.join(", ")}?` : "";
+    throw new ToolUnavailableError(`the terminal backend ${JSON.stringify(backend)} (terminal.backend) is not a known backend${hint} (known: ${known.join(", ")})`);
+  }
   const problem = backendPrerequisiteProblem(backend, env);
-  if (problem !== undefined) throw new Error(problem);
+  if (problem !== undefined) throw new ToolUnavailableError(problem);
   // A configured sandbox that cannot run refuses every command: say so in the listing, not only per call.
   if (backend === "local") {
     let sandboxProblem: string | undefined;
     try {
       sandboxProblem = localSandboxProblem();
     } catch (err) {
-      throw new Error(`the local sandbox setting is invalid, so local commands are refused: ${(err as Error).message}`);
+      throw new ToolUnavailableError(`the local sandbox setting is invalid, so local commands are refused: ${(err as Error).message}`);
     }
-    if (sandboxProblem !== undefined) throw new Error(sandboxProblem.replace(", so the command was not run", ", so local commands are refused"));
+    if (sandboxProblem !== undefined) throw new ToolUnavailableError(sandboxProblem.replace(", so the command was not run", ", so local commands are refused"));
   }
   return true;
 }
