@@ -1,5 +1,6 @@
 import type { JsonSchema, StandardSchemaLike } from "../registry/types.js";
 import { ToolDefinitionError } from "../registry/errors.js";
+import { withoutSafeIntegerBounds } from "./safe-integer-bounds.js";
 
 /** True for zod 4, valibot, arktype and any other Standard Schema implementation. */
 export function isStandardSchema(value: unknown): value is StandardSchemaLike {
@@ -21,7 +22,7 @@ export function standardSchemaToJsonSchema(toolName: string, schema: StandardSch
       `its ${schema["~standard"].vendor} schema cannot produce JSON Schema (no "~standard.jsonSchema"); pass a JSON Schema instead or upgrade the library (zod >= 4.2)`,
     );
   }
-  const produced = { ...jsonSchema.input({ target: "draft-07" }) };
+  const produced = withoutSafeIntegerBounds(jsonSchema.input({ target: "draft-07" }));
   delete produced.$schema;
   if (produced.type !== "object") {
     throw new ToolDefinitionError(toolName, `its parameters schema must describe an object (got type ${JSON.stringify(produced.type)})`);
