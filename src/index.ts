@@ -58,7 +58,7 @@ export {
 export { exportTools, EXPORT_FORMATS, type ExportFormat, type ExportableTool } from "./adapters/index.js";
 
 export { ToolsetCatalog, BUILTIN_TOOLSETS, LEGACY_TOOLSETS, closeMatches } from "./toolsets/index.js";
-export type { ResolveResult, SelectOptions, ToolsetDefinition } from "./toolsets/index.js";
+export type { ResolveResult, SelectOptions, ToolIndex, ToolsetDefinition } from "./toolsets/index.js";
 
 export {
   discoverBuiltinTools,
@@ -71,14 +71,15 @@ export {
 export { loadConfig, getConfig, clearConfigCache, type LoadedConfig } from "./config/load-config.js";
 export { mibyanHome, configPath } from "./config/home.js";
 export { ConfigError } from "./config/config-error.js";
-export type { MibyanConfig } from "./config/config-schema.js";
+export { validateConfig, type ConfigValidation, type MibyanConfig, type ValidateConfigOptions } from "./config/config-schema.js";
 export { applyConfig } from "./config/apply-config.js";
 
 export { createMemoryLogger, createStderrLogger, type MemoryLogger } from "./util/logger.js";
+export type { EnvVars } from "./util/env-vars.js";
 
 // Command safety: the parsed shell model, dangerous-command detection, and the approval flow.
 export type { Detection, RuleCategory, RuleMatch } from "./approval/types.js";
-export { detect, detectAsync, type DetectOptions } from "./approval/detection/index.js";
+export { clearDetectionCache, detect, detectAsync, type DetectOptions } from "./approval/detection/index.js";
 export { RULES } from "./approval/rules/index.js";
 export { initShellParser, isShellParserReady, parseShell, parseShellAsync } from "./shell/index.js";
 export type { Command, CompoundCommand, ParseOptions, ParseResult, Pipeline, Redirect, Script, SimpleCommand, Word } from "./shell/types.js";
@@ -94,6 +95,7 @@ export {
   TerminalSurface,
   actionDisplay,
   listApprovals,
+  parsePendingApproval,
   redactSecrets,
   revokeApproval,
   type ActionRule,
@@ -111,7 +113,10 @@ export {
   type DecisionSource,
   type GateAction,
   type GateDecision,
+  type GatewaySurfaceOptions,
   type PendingApproval,
+  type PendingApprovalStore,
+  type ResolveResult as PendingResolveResult,
   type SmartReviewer,
 } from "./approval/flow/index.js";
 export { getApprovalGate, setApprovalGate } from "./approval/default-gate.js";
@@ -126,6 +131,8 @@ export {
   type EnvironmentManagerOptions,
 } from "./environments/manager.js";
 export { LocalEnvironment, createLocalFactory, localFactory, type LocalEnvironmentOptions } from "./environments/local.js";
+// One stateless local command, without task state (the other backends: the "mibyan-tools/backends" subpath).
+export { runLocal, type CommandRunner, type RunLocalOptions, type RunResult } from "./terminal/local-runner.js";
 export { SANDBOX_MODES, parseSandboxSetting, type SandboxMode, type SandboxPolicy } from "./sandbox/policy.js";
 export { sandboxStatus, type SandboxStatus } from "./sandbox/command-sandbox.js";
 export { SandboxConfigError, SandboxUnavailableError } from "./sandbox/errors.js";

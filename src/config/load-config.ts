@@ -21,12 +21,13 @@ import {
 } from "./config-schema.js";
 import { configPath, expandTilde, mibyanHome } from "./home.js";
 import { readConfigFile } from "./read-config-file.js";
+import type { EnvVars } from "../util/env-vars.js";
 
 export interface LoadConfigOptions {
   /** The profile home; `~` is expanded and relative paths are resolved. Defaults to `mibyanHome(env)`. */
   home?: string;
   /** The environment to read `MIBYAN_HOME` and `HOME` from. Defaults to `process.env`. */
-  env?: NodeJS.ProcessEnv;
+  env?: EnvVars;
 }
 
 export interface ParsedConfig {
@@ -238,7 +239,7 @@ export function configValueError(loaded: Pick<LoadedConfig, "path">, keyPath: re
 // Loading
 // ---------------------------------------------------------------------------
 
-function resolveHome(home: string | undefined, env: NodeJS.ProcessEnv): string {
+function resolveHome(home: string | undefined, env: EnvVars): string {
   return home !== undefined ? path.resolve(expandTilde(home, env)) : mibyanHome(env);
 }
 

@@ -19,6 +19,7 @@
  */
 
 import { apiUrlProblem } from "./backend-config.js";
+import type { EnvVars } from "../util/env-vars.js";
 
 export interface DaytonaOptions {
   /** API key (`DAYTONA_API_KEY`). Never logged or shown. */
@@ -239,7 +240,7 @@ export function daytonaOptionsFromConfig(section: Record<string, unknown> | unde
  * `DAYTONA_ORGANIZATION_ID`, `DAYTONA_API_URL`, `DAYTONA_TARGET`. A malformed
  * `DAYTONA_API_URL` throws (naming the variable, not its value's secrets).
  */
-export function daytonaOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): DaytonaOptions {
+export function daytonaOptionsFromEnv(env: EnvVars = process.env): DaytonaOptions {
   const options: DaytonaOptions = {};
   const read = (name: string): string | undefined => {
     const value = env[name]?.trim();
@@ -263,7 +264,7 @@ export function daytonaOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Day
 }
 
 /** The options of one task: the config section over the environment variables. */
-export function mergeDaytonaOptions(section: Record<string, unknown> | undefined | null, env: NodeJS.ProcessEnv = process.env): DaytonaOptions {
+export function mergeDaytonaOptions(section: Record<string, unknown> | undefined | null, env: EnvVars = process.env): DaytonaOptions {
   return { ...daytonaOptionsFromEnv(env), ...daytonaOptionsFromConfig(section) };
 }
 

@@ -134,9 +134,28 @@ function sandboxName(taskId: string): string {
   return `mibyan-${slug || "task"}-${randomBytes(4).toString("hex")}`;
 }
 
+/**
+ * What `Daytona.create` gets from the options: the fields of the SDK's
+ * `CreateSandboxFromSnapshotParams` / `CreateSandboxFromImageParams` we set, declared here so
+ * that the package's declarations need no types from `@daytonaio/sdk` (an optional peer).
+ */
+export interface DaytonaCreateParams {
+  name: string;
+  labels: Record<string, string>;
+  envVars: Record<string, string>;
+  autoStopInterval: number;
+  autoDeleteInterval: number;
+  user?: string;
+  networkBlockAll?: boolean;
+  networkAllowList?: string;
+  snapshot?: string;
+  image?: string;
+  resources?: { cpu?: number; memory?: number; disk?: number };
+}
+
 /** What `Daytona.create` gets from the options. */
-export function daytonaCreateParams(taskId: string, name: string, options: DaytonaOptions): CreateSandboxFromImageParams | CreateSandboxFromSnapshotParams {
-  const base: CreateSandboxFromSnapshotParams = {
+export function daytonaCreateParams(taskId: string, name: string, options: DaytonaOptions): DaytonaCreateParams {
+  const base: DaytonaCreateParams = {
     name,
     labels: { ...options.labels, [DAYTONA_TASK_LABEL]: taskId, [DAYTONA_BACKEND_LABEL]: "daytona" },
     envVars: { ...options.env },

@@ -17,6 +17,7 @@ import { mergeDaytonaOptions, resolveDaytonaCredentials, type DaytonaOptions } f
 import { DAYTONA_SDK, DaytonaTransport, daytonaSdkInstalled } from "./daytona-transport.js";
 import { createSandboxFactory, type SandboxEnvironmentOptions } from "./sandbox-environment.js";
 import type { EnvironmentFactory } from "./types.js";
+import type { EnvVars } from "../util/env-vars.js";
 
 export {
   DAYTONA_BACKEND_LABEL,
@@ -73,7 +74,7 @@ export function createDaytonaFactory(options: DaytonaOptions | (() => DaytonaOpt
  * `DAYTONA_TARGET`. A malformed section throws (the factory reports it as the
  * reason it is unavailable).
  */
-export function defaultDaytonaOptions(env: NodeJS.ProcessEnv = process.env): DaytonaOptions {
+export function defaultDaytonaOptions(env: EnvVars = process.env): DaytonaOptions {
   return mergeDaytonaOptions(backendConfigSection(DAYTONA_BACKEND), env);
 }
 

@@ -10,6 +10,7 @@
 
 import { execFile, spawnSync } from "node:child_process";
 import { findExecutable } from "../util/find-executable.js";
+import type { EnvVars } from "../util/env-vars.js";
 
 /** Where and how to reach the engine. */
 export interface DockerCliOptions {
@@ -18,7 +19,7 @@ export interface DockerCliOptions {
   /** Overrides `DOCKER_HOST` for this backend (`unix:///run/podman.sock`, `tcp://...`). Default: the environment's. */
   host?: string;
   /** The environment the CLI runs with. Default `process.env`. */
-  env?: NodeJS.ProcessEnv;
+  env?: EnvVars;
 }
 
 export interface DockerCommandResult {
@@ -28,9 +29,9 @@ export interface DockerCommandResult {
 }
 
 /** The environment the CLI runs with, `host` applied. */
-export function dockerEnv(options: DockerCliOptions): NodeJS.ProcessEnv {
+export function dockerEnv(options: DockerCliOptions): Record<string, string | undefined> {
   // No "What's next" hints or other chatter from the CLI.
-  const env: NodeJS.ProcessEnv = { DOCKER_CLI_HINTS: "false", ...(options.env ?? process.env) };
+  const env: Record<string, string | undefined> = { DOCKER_CLI_HINTS: "false", ...(options.env ?? process.env) };
   if (options.host !== undefined && options.host !== "") env.DOCKER_HOST = options.host;
   return env;
 }

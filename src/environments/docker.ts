@@ -39,6 +39,7 @@ import { buildInitScript, buildKillScript, buildRunScript, parseTrailer, trailer
 import { statePaths, wrapCommand, wrapOptionsFor, type ShellStatePaths } from "./shell-state.js";
 import { backendConfigSection, checkedSection } from "./backend-config.js";
 import type { Environment, EnvironmentFactory, ExecOptions, ExecResult } from "./types.js";
+import type { EnvVars } from "../util/env-vars.js";
 
 export { dockerUnavailableReason, resetDockerAvailability } from "./docker-cli.js";
 
@@ -97,7 +98,7 @@ export interface DockerEnvironmentOptions extends DockerCliOptions {
   /** How long to keep reading after the command exited (background jobs). Default 250 ms. */
   pipeDrainMs?: number;
   /** The environment the docker CLI runs with. Default `process.env`. */
-  cliEnv?: NodeJS.ProcessEnv;
+  cliEnv?: EnvVars;
 }
 
 /** `docker run` options that give the container a part of the host, whatever their value. */
@@ -397,7 +398,7 @@ export function createDockerFactory(options: DockerEnvironmentOptions | (() => D
  * precedence; without either, image `debian:stable-slim` and the hardened
  * defaults, `DOCKER_HOST` from the environment.
  */
-export function defaultDockerOptions(env: NodeJS.ProcessEnv = process.env): DockerEnvironmentOptions {
+export function defaultDockerOptions(env: EnvVars = process.env): DockerEnvironmentOptions {
   return { ...dockerOptionsFromConfig(backendConfigSection("docker")), ...dockerOptionsFromEnv(env) };
 }
 
@@ -410,7 +411,7 @@ export const dockerFactory: DockerEnvironmentFactory = createDockerFactory(() =>
  * (overrides `DOCKER_HOST`), `_MOUNTS` (`/host:/container[:ro]`, several separated
  * by commas), `_DOCKER_PATH`.
  */
-export function dockerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): DockerEnvironmentOptions {
+export function dockerOptionsFromEnv(env: EnvVars = process.env): DockerEnvironmentOptions {
   const section: Record<string, unknown> = {};
   const keys = ["image", "network", "memory", "cpus", "pids_limit", "cwd", "user", "host", "docker_path"];
   for (const key of keys) {

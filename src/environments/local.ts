@@ -40,6 +40,7 @@ import { configuredSandboxPolicy, type SandboxPolicy } from "../sandbox/policy.j
 import { ABORT_EXIT_CODE, spawnGroup } from "../terminal/process-group.js";
 import { statePaths, wrapCommand, wrapOptionsFor, type ShellStatePaths } from "./shell-state.js";
 import type { Environment, EnvironmentFactory, ExecOptions, ExecResult } from "./types.js";
+import type { EnvVars } from "../util/env-vars.js";
 
 export interface LocalEnvironmentOptions {
   /**
@@ -51,7 +52,7 @@ export interface LocalEnvironmentOptions {
    * The environment each command's shell starts from (before the task's saved
    * state is applied). Default: `process.env` at the time of the command.
    */
-  env?: () => NodeJS.ProcessEnv;
+  env?: () => EnvVars;
   /** Parent directory of the per-task state directories. Default: `os.tmpdir()`. */
   tempDir?: string;
   /** SIGTERM→SIGKILL grace when killing a command's group. Default 2000 ms. */
@@ -119,7 +120,7 @@ export class LocalEnvironment implements Environment {
   readonly initialCwd: string;
 
   readonly #paths: ShellStatePaths;
-  readonly #env: (() => NodeJS.ProcessEnv) | undefined;
+  readonly #env: (() => EnvVars) | undefined;
   readonly #killGraceMs: number | undefined;
   readonly #pipeDrainMs: number | undefined;
   readonly #sandbox: CommandSandbox | undefined;

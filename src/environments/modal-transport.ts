@@ -62,8 +62,11 @@ type ModalSdk = typeof import("modal");
 
 let sdkPromise: Promise<ModalSdk> | undefined;
 
-/** The SDK, imported on first use only (users who never configure modal need not install it). */
-export function loadModalSdk(): Promise<ModalSdk> {
+/**
+ * The SDK, imported on first use only (users who never configure modal need not install it).
+ * Not exported: its type is the SDK's, which the package's declarations must not need.
+ */
+function loadModalSdk(): Promise<ModalSdk> {
   sdkPromise ??= import("modal").catch((err: unknown) => {
     sdkPromise = undefined;
     throw new Error(`the modal terminal backend needs the "modal" package (npm install modal): ${(err as Error).message}`, { cause: err });
@@ -172,11 +175,19 @@ export class ModalSandboxTransport implements SandboxTransport {
   /** Detach functions of the commands being followed, so that `close` stops following them. */
   private readonly following = new Set<() => void>();
 
+  private readonly sandbox: Sandbox;
+
+  /**
+   * `sandbox` is Modal's `Sandbox`, typed `unknown` in the signature so that the package's
+   * declarations need no types from `modal` (an optional peer); only `openModalSandbox`
+   * constructs a transport.
+   */
   constructor(
-    private readonly sandbox: Sandbox,
+    sandbox: unknown,
     private readonly redact: (text: string) => string = (text) => text,
   ) {
-    this.description = `modal sandbox ${sandbox.sandboxId}`;
+    this.sandbox = sandbox as Sandbox;
+    this.description = `modal sandbox ${this.sandbox.sandboxId}`;
   }
 
   /** Modal's id of the sandbox (`sb-…`). */

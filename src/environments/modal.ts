@@ -23,8 +23,9 @@ import { backendConfigSection, checkedSection } from "./backend-config.js";
 import { openModalSandbox, type ModalSandboxSpec } from "./modal-transport.js";
 import { createSandboxFactory, type SandboxEnvironmentOptions } from "./sandbox-environment.js";
 import type { EnvironmentFactory } from "./types.js";
+import type { EnvVars } from "../util/env-vars.js";
 
-export { loadModalSdk, MODAL_EXEC_ARGV_LIMIT, ModalSandboxTransport, openModalSandbox, type ModalSandboxSpec } from "./modal-transport.js";
+export { MODAL_EXEC_ARGV_LIMIT, ModalSandboxTransport, openModalSandbox, type ModalSandboxSpec } from "./modal-transport.js";
 
 export const MODAL_DEFAULTS = {
   appName: "mibyan-tools",
@@ -83,7 +84,7 @@ function sdkPath(): string | undefined {
  * Parsed with the SDK's own TOML parser. An unreadable or malformed file
  * counts as no profile, as it does for the SDK.
  */
-function sdkProfile(env: NodeJS.ProcessEnv, modalPath: string): Record<string, unknown> {
+function sdkProfile(env: EnvVars, modalPath: string): Record<string, unknown> {
   const file = env.MODAL_CONFIG_PATH || join(homedir(), ".modal.toml");
   let parsed: Record<string, unknown>;
   try {
@@ -105,7 +106,7 @@ function sdkProfile(env: NodeJS.ProcessEnv, modalPath: string): Record<string, u
  * environment's, else the SDK profile's (field by field, as the SDK resolves
  * them). Undefined when either half is missing.
  */
-export function modalCredentials(options: ModalOptions, env: NodeJS.ProcessEnv = process.env): ModalCredentials | undefined {
+export function modalCredentials(options: ModalOptions, env: EnvVars = process.env): ModalCredentials | undefined {
   let tokenId = options.tokenId || env.MODAL_TOKEN_ID;
   let tokenSecret = options.tokenSecret || env.MODAL_TOKEN_SECRET;
   if (!tokenId || !tokenSecret) {
@@ -118,7 +119,7 @@ export function modalCredentials(options: ModalOptions, env: NodeJS.ProcessEnv =
 }
 
 /** Why the modal backend cannot be used with these options (SDK missing, no credentials), or undefined. */
-export function modalUnavailableReason(options: ModalOptions, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function modalUnavailableReason(options: ModalOptions, env: EnvVars = process.env): string | undefined {
   if (!sdkPath()) return 'the modal terminal backend needs the "modal" package: npm install modal';
   if (!modalCredentials(options, env)) {
     return "no Modal credentials: set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET, or create a profile in ~/.modal.toml with `modal token new`";
@@ -127,7 +128,7 @@ export function modalUnavailableReason(options: ModalOptions, env: NodeJS.Proces
 }
 
 /** What one sandbox is created with: the options with their defaults, and the credentials. */
-export function modalSandboxSpec(options: ModalOptions, env: NodeJS.ProcessEnv = process.env): ModalSandboxSpec {
+export function modalSandboxSpec(options: ModalOptions, env: EnvVars = process.env): ModalSandboxSpec {
   const credentials = modalCredentials(options, env);
   if (!credentials) throw new Error(`modal: ${modalUnavailableReason(options, env) ?? "no credentials"}`);
   const cpu = options.cpu === undefined ? MODAL_DEFAULTS.cpu : options.cpu;

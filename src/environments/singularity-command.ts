@@ -37,6 +37,7 @@ import { basename } from "node:path";
 
 import { findExecutable } from "../util/find-executable.js";
 import { SINGULARITY_DEFAULTS, SINGULARITY_SECTION, type SingularityOptions } from "./singularity-options.js";
+import type { EnvVars } from "../util/env-vars.js";
 
 /** Which CLI it is: they name their variables differently (`APPTAINERENV_` / `SINGULARITYENV_`). */
 export type SingularityFlavor = "apptainer" | "singularity";
@@ -87,8 +88,8 @@ export function resolveSingularityBinary(options: Pick<SingularityOptions, "bina
  * survives `--cleanenv`, and one that needs no quoting (the `--env` flag splits
  * its value on commas).
  */
-export function cliEnvironment(options: Pick<SingularityOptions, "env" | "cliEnv">, flavor: SingularityFlavor): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
+export function cliEnvironment(options: Pick<SingularityOptions, "env" | "cliEnv">, flavor: SingularityFlavor): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = {};
   for (const [key, value] of Object.entries(options.cliEnv ?? process.env)) {
     const setting = /^(?:APPTAINER|SINGULARITY)_(.*)$/.exec(key)?.[1];
     if (/^(?:APPTAINERENV|SINGULARITYENV)_/.test(key)) continue;

@@ -15,6 +15,7 @@
  */
 
 import { checkedSection } from "./backend-config.js";
+import type { EnvVars } from "../util/env-vars.js";
 
 /** The config section's name, for messages. */
 export const SINGULARITY_SECTION = "terminal.singularity";
@@ -75,7 +76,7 @@ export interface SingularityOptions {
   /** How long output of background jobs is still read after a command ended. Default 250 ms. */
   pipeDrainMs?: number;
   /** The environment the CLI runs with (before the clean-up in `cliEnvironment`). Default `process.env`. */
-  cliEnv?: NodeJS.ProcessEnv;
+  cliEnv?: EnvVars;
 }
 
 export const SINGULARITY_DEFAULTS = {

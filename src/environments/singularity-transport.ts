@@ -38,6 +38,7 @@ import {
 } from "./singularity-command.js";
 import { checkSingularityOptions, SINGULARITY_DEFAULTS, type SingularityOptions } from "./singularity-options.js";
 import type { SandboxCommand, SandboxCommandEnd, SandboxTransport } from "./sandbox-transport.js";
+import type { EnvVars } from "../util/env-vars.js";
 
 /** The CLI's stderr kept per command (its last bytes), for error messages. */
 const STDERR_KEEP = 8 * 1024;
@@ -51,7 +52,7 @@ interface CliResult {
 }
 
 /** Runs the CLI to its end; rejects only when it cannot be started at all. */
-function runCli(binary: SingularityBinary, env: NodeJS.ProcessEnv, args: readonly string[], timeoutMs: number): Promise<CliResult> {
+function runCli(binary: SingularityBinary, env: EnvVars, args: readonly string[], timeoutMs: number): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     execFile(
       binary.path,
@@ -91,7 +92,7 @@ export class SingularityTransport implements SandboxTransport {
     readonly instanceName: string,
     private readonly options: SingularityOptions,
     /** The environment every CLI call runs with (see `cliEnvironment`). */
-    private readonly env: NodeJS.ProcessEnv,
+    private readonly env: EnvVars,
   ) {
     this.description = `${binary.flavor} instance ${instanceName}`;
   }

@@ -281,7 +281,9 @@ export function parseSideChannel(text: string): { record?: ExitRecord; rest: str
 }
 
 /** Does the side channel already hold a complete exit record? (Cheap check on raw bytes.) */
-export function hasExitRecord(buffer: Buffer): boolean {
+export function hasExitRecord(bytes: Uint8Array): boolean {
+  // Uint8Array in the signature: the declarations need no @types/node (docs/packaging.md).
+  const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const start = buffer.indexOf(`\0${EXIT_RECORD_TAG} `);
   return start >= 0 && buffer.indexOf(0, start + 1) > start;
 }

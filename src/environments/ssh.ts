@@ -53,6 +53,7 @@ import {
 import { wrapOptionsFor } from "./shell-state.js";
 import { backendConfigSection, checkedSection } from "./backend-config.js";
 import type { Environment, EnvironmentFactory, ExecOptions, ExecResult } from "./types.js";
+import type { EnvVars } from "../util/env-vars.js";
 
 export { DEFAULT_CONNECT_TIMEOUT_SECONDS, DEFAULT_CONTROL_PERSIST_SECONDS, type HostKeyChecking, type SshOptions } from "./ssh-command.js";
 
@@ -382,7 +383,7 @@ async function stopMaster(binary: string, options: SshOptions, controlDir: strin
  * `_IDENTITY_FILE`, `_KNOWN_HOSTS_FILE`, `_STRICT_HOST_KEY_CHECKING`,
  * `_CONNECT_TIMEOUT_SECONDS`, `_CWD`, `_CONFIG_FILE`), for when no options are given.
  */
-export function sshOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): SshOptions {
+export function sshOptionsFromEnv(env: EnvVars = process.env): SshOptions {
   const options: SshOptions = {};
   const get = (name: string) => {
     const value = env[`MIBYAN_SSH_${name}`];
@@ -498,7 +499,7 @@ export function createSshFactory(options: SshOptions | (() => SshOptions)): Envi
  * `terminal.ssh` section of config.yaml (`sshOptionsFromConfig`), with any
  * `MIBYAN_SSH_*` environment variable (`sshOptionsFromEnv`) taking precedence.
  */
-export function defaultSshOptions(env: NodeJS.ProcessEnv = process.env): SshOptions {
+export function defaultSshOptions(env: EnvVars = process.env): SshOptions {
   return { ...sshOptionsFromConfig(backendConfigSection("ssh")), ...sshOptionsFromEnv(env) };
 }
 

@@ -4,7 +4,7 @@
  * terminal tool knows only this interface; each backend is a module of its own.
  */
 import type { BackendInfo } from "../approval/flow/types.js";
-import type { ProcessGroupResult } from "../terminal/process-group.js";
+import type { ProcessGroupResult } from "../terminal/process-group-types.js";
 
 export interface ExecOptions {
   /** Time limit in milliseconds; on expiry the command's whole process tree is killed (exit code 124). */

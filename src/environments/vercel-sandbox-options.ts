@@ -15,6 +15,7 @@
  */
 
 import { apiUrlProblem } from "./backend-config.js";
+import type { EnvVars } from "../util/env-vars.js";
 
 /** How the sandbox may reach the network: Vercel's two modes, or the only domains allowed. */
 export type VercelSandboxNetwork = "allow-all" | "deny-all" | readonly string[];
@@ -181,7 +182,7 @@ export function vercelSandboxOptionsFromConfig(section: Record<string, unknown> 
 }
 
 /** The vendor's environment variables: `VERCEL_TOKEN`, `VERCEL_TEAM_ID`, `VERCEL_PROJECT_ID`, `VERCEL_OIDC_TOKEN`. */
-export function vercelSandboxOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): VercelSandboxOptions {
+export function vercelSandboxOptionsFromEnv(env: EnvVars = process.env): VercelSandboxOptions {
   const options: VercelSandboxOptions = {};
   const read = (name: string): string | undefined => {
     const value = env[name]?.trim();
@@ -202,7 +203,7 @@ export function vercelSandboxOptionsFromEnv(env: NodeJS.ProcessEnv = process.env
  * The options of one task: the config section over the environment variables
  * (a `team_id` written for this backend beats the general `VERCEL_TEAM_ID`).
  */
-export function mergeVercelSandboxOptions(section: Record<string, unknown> | undefined, env: NodeJS.ProcessEnv = process.env): VercelSandboxOptions {
+export function mergeVercelSandboxOptions(section: Record<string, unknown> | undefined, env: EnvVars = process.env): VercelSandboxOptions {
   return { ...vercelSandboxOptionsFromEnv(env), ...vercelSandboxOptionsFromConfig(section) };
 }
 

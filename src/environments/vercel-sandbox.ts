@@ -16,6 +16,7 @@ import { createSandboxFactory, type SandboxEnvironmentOptions } from "./sandbox-
 import type { EnvironmentFactory } from "./types.js";
 import { mergeVercelSandboxOptions, resolveVercelCredentials, type VercelSandboxOptions } from "./vercel-sandbox-options.js";
 import { VERCEL_SANDBOX_SDK, VercelSandboxTransport, vercelSdkInstalled } from "./vercel-sandbox-transport.js";
+import type { EnvVars } from "../util/env-vars.js";
 
 export {
   VERCEL_RUNTIMES,
@@ -70,7 +71,7 @@ export function createVercelSandboxFactory(options: VercelSandboxOptions | (() =
  * `VERCEL_TEAM_ID`, `VERCEL_PROJECT_ID` and `VERCEL_OIDC_TOKEN`. A malformed
  * section throws (the factory reports it as the reason it is unavailable).
  */
-export function defaultVercelSandboxOptions(env: NodeJS.ProcessEnv = process.env): VercelSandboxOptions {
+export function defaultVercelSandboxOptions(env: EnvVars = process.env): VercelSandboxOptions {
   let section: Record<string, unknown> | undefined;
   try {
     const document = getConfig().document as { terminal?: { vercel_sandbox?: unknown } } | undefined;

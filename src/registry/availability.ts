@@ -1,5 +1,6 @@
 import type { CheckFn, Logger, ToolEntry } from "./types.js";
 import { describeThrown } from "../util/text.js";
+import type { EnvVars } from "../util/env-vars.js";
 
 export type UnavailableCode = "missing_env" | "check_failed" | "check_threw" | "missing_dependency" | "not_registered";
 
@@ -63,7 +64,7 @@ export class AvailabilityCache {
   }
 
   /** Availability of one tool; pass the same `memo` for every tool of one listing. */
-  ofEntry(entry: ToolEntry, memo?: Map<CheckFn, Availability>, env?: NodeJS.ProcessEnv): Availability {
+  ofEntry(entry: ToolEntry, memo?: Map<CheckFn, Availability>, env?: EnvVars): Availability {
     // process.env is read only for tools that need it: it is a slow getter, and listings touch every tool.
     const variables = entry.requiresEnv.length > 0 ? (env ?? process.env) : undefined;
     for (const variable of entry.requiresEnv) {

@@ -15,9 +15,10 @@
  * isolated command, and as the `runner` option of `createTerminalHandler`.
  */
 
-import { ABORT_EXIT_CODE, spawnGroup, type ProcessGroupOptions, type ProcessGroupResult } from "./process-group.js";
+import { spawnGroup } from "./process-group.js";
+import { ABORT_EXIT_CODE, type ProcessGroupOptions, type ProcessGroupResult } from "./process-group-types.js";
 
-export { ABORT_EXIT_CODE, DEFAULT_KILL_GRACE_MS, DEFAULT_PIPE_DRAIN_MS, TIMEOUT_EXIT_CODE } from "./process-group.js";
+export { ABORT_EXIT_CODE, DEFAULT_KILL_GRACE_MS, DEFAULT_PIPE_DRAIN_MS, TIMEOUT_EXIT_CODE } from "./process-group-types.js";
 
 export type RunLocalOptions = ProcessGroupOptions;
 export type RunResult = ProcessGroupResult;

@@ -64,7 +64,7 @@ export class CappedOutput {
   }
 
   /** Feeds a chunk of raw bytes (decoded as UTF-8) or an already-decoded string. */
-  push(chunk: Buffer | Uint8Array | string): void {
+  push(chunk: Uint8Array | string): void {
     if (this.ended) throw new Error("CappedOutput.push() after end()");
     const text = typeof chunk === "string" ? chunk : this.decoder.write(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
     this.addText(text);

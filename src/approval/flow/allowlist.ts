@@ -22,12 +22,13 @@ import { configPath, expandTilde, mibyanHome } from "../../config/home.js";
 import { editConfigFile, type SourceStyle, type YamlModule } from "./config-file.js";
 import { approvalId } from "./keys.js";
 import type { ApprovalEntry, ApprovalKey } from "./types.js";
+import type { EnvVars } from "../../util/env-vars.js";
 
 export interface AllowlistFileOptions {
   /** The profile home (default: `MIBYAN_HOME` or `~/.mibyan`). */
   home?: string;
   /** Environment for the default home. */
-  env?: NodeJS.ProcessEnv;
+  env?: EnvVars;
 }
 
 /** The backend an entry without one applies to. */

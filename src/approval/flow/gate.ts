@@ -55,6 +55,7 @@ import type {
   GateDecision,
   SmartReviewer,
 } from "./types.js";
+import type { EnvVars } from "../../util/env-vars.js";
 
 export { ISOLATED_BACKENDS, isIsolatedBackend } from "./backends.js";
 
@@ -69,7 +70,7 @@ export interface ApprovalGateOptions {
   /** The profile home (config.yaml, persisted approvals). Default: `MIBYAN_HOME` or `~/.mibyan`. */
   home?: string;
   /** Environment for the smart reviewer's endpoint and key. */
-  env?: NodeJS.ProcessEnv;
+  env?: EnvVars;
   /** Detection (default: `detectAsync` of `src/approval/detection/`). */
   detect?: DetectFn;
   /** Persisted approvals (default: `approvals.allowlist` of config.yaml in `home`). */

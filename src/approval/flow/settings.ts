@@ -6,6 +6,7 @@
 import type { ApprovalsConfig } from "../../config/config-schema.js";
 import type { DenyRule } from "./deny-rules.js";
 import type { ApprovalMode } from "./types.js";
+import type { EnvVars } from "../../util/env-vars.js";
 
 export interface SmartSettings {
   /** OpenAI-compatible base URL; the `openai` client's default (api.openai.com) when absent. */
@@ -66,7 +67,7 @@ const nonEmpty = (value: string | undefined): string | undefined =>
  */
 export function approvalSettingsFromConfig(
   config: Partial<ApprovalsConfig> | undefined,
-  env: NodeJS.ProcessEnv = process.env,
+  env: EnvVars = process.env,
 ): ApprovalSettings {
   const settings = defaultApprovalSettings();
   if (!config) config = {};

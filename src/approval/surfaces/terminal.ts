@@ -12,11 +12,29 @@ import type { ApprovalAnswer, ApprovalRequest, ApprovalScope, ApprovalSurface } 
 import { DEFAULT_PROMPT_TIMEOUT_MS } from "../flow/settings.js";
 import { renderRequest } from "./display.js";
 
+/*
+ * The prompt's streams are Node streams (readline reads and writes them). The option types
+ * below name only what a stream must have, so that the package's declarations compile
+ * without @types/node (docs/packaging.md); any Node readable/writable stream fits.
+ */
+/** A readable Node stream, such as `process.stdin`. */
+export interface PromptInputStream {
+  readonly isTTY?: boolean;
+  on(event: string, listener: (...args: any[]) => void): unknown;
+  pause(): unknown;
+  resume(): unknown;
+}
+/** A writable Node stream, such as `process.stderr`. */
+export interface PromptOutputStream {
+  readonly isTTY?: boolean;
+  write(text: string): unknown;
+}
+
 export interface TerminalSurfaceOptions {
   /** Where answers are read (default `process.stdin`). */
-  input?: NodeJS.ReadableStream;
+  input?: PromptInputStream;
   /** Where the prompt is written (default `process.stderr`, so stdout stays clean). */
-  output?: NodeJS.WritableStream;
+  output?: PromptOutputStream;
   /** No answer within this long denies (default 60 s). */
   timeoutMs?: number;
   /** After `d`, ask for an optional reason (default true). */
@@ -59,8 +77,8 @@ export class TerminalSurface implements ApprovalSurface {
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(options: TerminalSurfaceOptions = {}) {
-    this.input = options.input ?? process.stdin;
-    this.output = options.output ?? process.stderr;
+    this.input = (options.input as NodeJS.ReadableStream | undefined) ?? process.stdin;
+    this.output = (options.output as NodeJS.WritableStream | undefined) ?? process.stderr;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_PROMPT_TIMEOUT_MS;
     this.askReason = options.askReason ?? true;
   }
