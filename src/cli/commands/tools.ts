@@ -40,7 +40,8 @@ export function collectToolStatus({ registry, discovery }: Runtime): ToolsetStat
   }
   return [...byToolset.keys()].sort().map((name) => {
     const tools = byToolset.get(name)!.sort((a, b) => a.name.localeCompare(b.name));
-    const available = registry.isToolsetAvailable(name) && tools.some((tool) => tool.available);
+    // A toolset is available when any of its tools is (registry.isToolsetAvailable's rule; a module that failed to load counts as an unavailable tool).
+    const available = tools.some((tool) => tool.available);
     return { name, description: registry.toolsets.get(name)?.description ?? "", available, tools };
   });
 }
