@@ -161,6 +161,8 @@ export interface ConfigTypeProblem {
   /** `a boolean`, `a positive integer`, ... */
   expected: string;
   got: unknown;
+  /** What arrived, when `describeValue(got)` would not say what is wrong (`a mapping without \`prefix\``). */
+  gotText?: string;
 }
 
 export interface ConfigValueType {
@@ -283,13 +285,28 @@ function recordListType(spec: {
           }
         }
         const present = (f: string): boolean => isNonEmptyString(item[f]);
-        if (!required.every(present) || (spec.anyOf && !spec.anyOf.some(present))) {
-          return { at: [index], expected: itemExpected, got: item };
+        const missing = required.filter((f) => !present(f));
+        if (missing.length > 0) {
+          return { at: [index], expected: itemExpected, got: item, gotText: `a mapping ${withoutFields(item, missing)}` };
+        }
+        if (spec.anyOf && !spec.anyOf.some(present)) {
+          const keys = Object.keys(item).filter((k) => item[k] !== null);
+          const has = keys.length === 0 ? "an empty mapping" : `a mapping with none of them (only ${keys.map((k) => `\`${k}\``).join(", ")})`;
+          return { at: [index], expected: itemExpected, got: item, gotText: has };
         }
       }
       return undefined;
     },
   };
+}
+
+/** `without \`prefix\``, `without \`rule\` and with \`prefix\` null`: which required fields an entry lacks. */
+function withoutFields(item: Record<string, unknown>, missing: readonly string[]): string {
+  const absent = missing.filter((f) => !Object.hasOwn(item, f));
+  const empty = missing.filter((f) => Object.hasOwn(item, f));
+  const names = (fields: readonly string[]) => fields.map((f) => `\`${f}\``).join(" and ");
+  const parts = [...(absent.length > 0 ? [`without ${names(absent)}`] : []), ...(empty.length > 0 ? [`with ${names(empty)} null`] : [])];
+  return parts.join(" and ");
 }
 
 // ---------------------------------------------------------------------------
@@ -689,7 +706,7 @@ export function validateConfig(document: unknown, options: ValidateConfigOptions
         const problem = child.rule.type.check(childValue);
         if (problem) {
           const at = [...childPath, ...problem.at];
-          fail(at, "type", `${formatKeyPath(at)} must be ${problem.expected} (got ${describeValue(problem.got)})`);
+          fail(at, "type", `${formatKeyPath(at)} must be ${problem.expected} (got ${problem.gotText ?? describeValue(problem.got)})`);
         } else {
           setIn(config, childOut, structuredClone(childValue));
         }
