@@ -40,6 +40,13 @@ function missingMessage(d: Described, listing: string[]): string {
   return message;
 }
 
+function directoryContents(names: readonly string[]): string {
+  if (names.length === 0) return "It is empty.";
+  const shown = names.slice(0, 30);
+  const more = names.length > shown.length ? `, … (${names.length >= 200 ? "200+" : names.length} entries)` : "";
+  return `It contains ${shown.join(", ")}${more}.`;
+}
+
 function posixJoin(dir: string, name: string): string {
   return dir === "/" ? `/${name}` : `${dir}/${name}`;
 }
@@ -57,13 +64,9 @@ export function notAFileError(d: Described, listing: string[] | undefined): File
     case "missing":
       return new FileToolError("not_found", missingMessage(d, listing ?? []));
     case "directory": {
-      const names = listing ?? [];
-      const shown = names.slice(0, 30);
-      const entries =
-        names.length === 0
-          ? "It is empty."
-          : `It contains ${shown.join(", ")}${names.length > shown.length ? `, … (${names.length >= 200 ? "200+" : names.length} entries)` : ""}.`;
-      return new FileToolError("not_a_file", `${path} is a directory, not a file. ${entries} Give the path of a file inside it, or use search_files to find one.`);
+      // Without a listing (the caller did not ask for one) nothing is said about the contents.
+      const entries = listing === undefined ? "" : ` ${directoryContents(listing)}`;
+      return new FileToolError("not_a_file", `${path} is a directory, not a file.${entries} Give the path of a file inside it, or use search_files to find one.`);
     }
     case "broken-symlink":
       return new FileToolError("not_found", `${path} is a symbolic link to ${d.target ?? "?"}, which does not exist.`);

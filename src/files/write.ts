@@ -182,14 +182,25 @@ async function removeTemp(env: Environment, location: WriteLocation, tmp: string
 /** Why a described path cannot be written, or undefined when it can be (an existing writable file, or a missing one). */
 export function notWritableError(d: Described): FileToolError | undefined {
   const path = normalizeAbsolute(d.path);
-  if (d.kind === "missing") return d.blocker !== undefined ? notAFileError(d, []) : undefined;
+  if (d.kind === "missing") return d.blocker !== undefined ? notAFileError(d, undefined) : undefined;
   if (d.kind === "file") {
     return d.writable ? undefined : new FileToolError("io", `Permission denied: ${path} is not writable (mode ${d.mode ?? "?"}). Nothing was written.`);
   }
   if (d.kind === "broken-symlink") {
     return new FileToolError("not_a_file", `${path} is a symbolic link to ${d.target ?? "?"}, which does not exist. Write to the real path instead.`);
   }
-  return notAFileError(d, []);
+  if (d.kind === "directory") {
+    // The write path does not list the directory, so nothing is said about what is in it.
+    return new FileToolError(
+      "not_a_file",
+      `${path} is a directory, not a file; nothing was written. To write a file inside it, give the file's path (${posixChild(path, "NAME")}).`,
+    );
+  }
+  return notAFileError(d, undefined);
+}
+
+function posixChild(dir: string, name: string): string {
+  return dir === "/" ? `/${name}` : `${dir}/${name}`;
 }
 
 export interface WriteTextOptions {
