@@ -137,9 +137,13 @@ describe("parser lifecycle", () => {
     expect(fresh.parseShell("ls -l", { timeBudgetMs: 10_000 }).problems).toEqual([]);
   });
 
-  it("parseShellAsync initialises on demand", async () => {
+  it("parseShellAsync parses fast-path text without the grammar and loads it on demand for the rest", async () => {
     const result = await parseShellAsync("echo hi", { timeBudgetMs: 10_000 });
     expect(fmt(result.script)).toBe('"echo" "hi"');
+    // The fast path took it: the grammar is not loaded for it (see test/shell-lazy-grammar.test.ts).
+    expect(isShellParserReady()).toBe(false);
+    const full = await parseShellAsync("case $x in a) echo hi;; esac", { timeBudgetMs: 10_000 });
+    expect(full.problems).toEqual([]);
     expect(isShellParserReady()).toBe(true);
   });
 });

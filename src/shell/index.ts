@@ -4,5 +4,5 @@
  */
 
 export type * from "./types.js";
-export { initShellParser, isShellParserReady, parseShell, parseShellAsync, SHELL_PARSE_DEFAULTS } from "./parser.js";
+export { initShellParser, isShellParserReady, parseShell, parseShellAsync, SHELL_PARSE_DEFAULTS, withoutShellGrammar } from "./parser.js";
 export { decodeAnsiC } from "./words.js";

@@ -3,6 +3,13 @@
  * loaded lazily on first `initShellParser()` and kept for the process.
  * Importing this module loads nothing, so CLI start-up does not pay for it.
  *
+ * Most commands an agent runs are in the fast parser's subset (fast-parse.ts),
+ * which gives tree-sitter's own tree without the grammar. `withoutShellGrammar`
+ * lets a caller (`detectAsync`) try a whole analysis on the fast path alone and
+ * load the grammar only when some text needs it: one `mibyan check ls` then
+ * never compiles the 1.4 MB grammar. The result is the same either way, since
+ * with the grammar loaded `run` takes the fast path first too.
+ *
  * One `Parser` instance, one `Language`, one parse-options object and one
  * progress callback are reused by every call: parsing a short command costs
  * the parse and the model walk, nothing else.
@@ -40,6 +47,35 @@ export function setShellFastPath(enabled: boolean): boolean {
   const previous = useFastPath;
   useFastPath = enabled;
   return previous;
+}
+
+/** Set while `withoutShellGrammar` runs: `parseShell` may run without the grammar, on the fast path only. */
+let grammarless = false;
+
+/** Thrown through the caller's code when a text needs the grammar inside `withoutShellGrammar`. */
+class NeedsGrammar {
+  readonly needsGrammar = true;
+}
+const NEEDS_GRAMMAR = Object.freeze(new NeedsGrammar());
+
+/**
+ * Runs `fn`, in which `parseShell` may be called before `initShellParser()` has finished: texts
+ * the fast path takes parse as usual, and the first text it does not take abandons `fn` (by a
+ * throw that `fn` must not catch), so this returns `undefined`: load the grammar, then run `fn`
+ * again. Once the grammar is loaded this just runs `fn`.
+ */
+export function withoutShellGrammar<T>(fn: () => T): T | undefined {
+  if (parser !== null) return fn();
+  const outer = grammarless;
+  grammarless = true;
+  try {
+    return fn();
+  } catch (thrown) {
+    if (thrown === NEEDS_GRAMMAR) return undefined;
+    throw thrown;
+  } finally {
+    grammarless = outer;
+  }
 }
 
 /** The current parse's budget; the parse is cancelled once it is spent. */
@@ -144,7 +180,7 @@ function option(value: number | undefined, fallback: number, min: number): numbe
 export function parseShell(source: string, options: ParseOptions = {}): ParseResult {
   const p = parser;
   const t = tables;
-  if (!p || !t) {
+  if ((!p || !t) && !grammarless) {
     throw new Error("the shell parser is not initialised: await initShellParser() once before parseShell(), or use parseShellAsync()");
   }
   const timeBudgetMs = option(options.timeBudgetMs, SHELL_PARSE_DEFAULTS.timeBudgetMs, 0);
@@ -185,13 +221,15 @@ export function parseShell(source: string, options: ParseOptions = {}): ParseRes
  * Parses `text` within the current time budget and copies the tree into plain objects (the wasm
  * tree is freed at once); null, with a problem recorded, when the budget ran out.
  */
-function run(p: Parser, t: LanguageTables, text: string, state: BuildState, budgetMs: number): SyntaxNode | null {
+function run(p: Parser | null, t: LanguageTables | null, text: string, state: BuildState, budgetMs: number): SyntaxNode | null {
   // The common case: text the fast path knows gives tree-sitter's own tree without the wasm
   // parse and copy (see fast-parse.ts).
   if (useFastPath) {
     const fast = fastSyntaxTree(text);
     if (fast) return fast;
   }
+  // Only inside `withoutShellGrammar` (parseShell checked): the caller loads the grammar and retries.
+  if (!p || !t) throw NEEDS_GRAMMAR;
   cancelled = false;
   let tree: Tree | null;
   try {
@@ -245,8 +283,10 @@ export function fullSyntaxTree(text: string): SyntaxNode | null {
   }
 }
 
-/** `initShellParser()` then `parseShell()`. */
+/** `parseShell()`, loading the grammar first (`initShellParser()`) only when the fast path does not take the text. */
 export async function parseShellAsync(source: string, options?: ParseOptions): Promise<ParseResult> {
+  const quick = withoutShellGrammar(() => parseShell(source, options));
+  if (quick !== undefined) return quick;
   await initShellParser();
   return parseShell(source, options);
 }

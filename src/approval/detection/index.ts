@@ -6,7 +6,7 @@
  *   await initShellParser();            // once per process
  *   const d = detect("sudo rm -rf /");  // d.hardline === true
  */
-import { initShellParser } from "../../shell/index.js";
+import { initShellParser, withoutShellGrammar } from "../../shell/index.js";
 import type { Detection } from "../types.js";
 import { analyseTimed, type DetectOptions } from "./engine.js";
 
@@ -78,8 +78,15 @@ export function detect(command: string, options?: DetectOptions): Detection {
   return detection;
 }
 
-/** `initShellParser()`, then `detect()`. */
+/**
+ * `detect()` without initialising the bash parser first: most commands are in the fast parser's
+ * subset, and are judged without loading the grammar (a 1.4 MB wasm module that takes V8 far
+ * longer to compile than the analysis takes); the grammar is loaded (`initShellParser()`) only
+ * when some text of the command needs it. The verdict is the same either way.
+ */
 export async function detectAsync(command: string, options?: DetectOptions): Promise<Detection> {
+  const quick = withoutShellGrammar(() => detect(command, options));
+  if (quick !== undefined) return quick;
   await initShellParser();
   return detect(command, options);
 }
