@@ -195,7 +195,7 @@ describe("daytona options", () => {
 
   it("is unavailable without credentials or without the SDK", () => {
     expect(daytonaUnavailableReason({}, () => true)).toMatch(/no Daytona credentials/);
-    expect(daytonaUnavailableReason({ apiKey: "k" }, () => false)).toBe("install @daytonaio/sdk to use the daytona terminal backend (npm install @daytonaio/sdk)");
+    expect(daytonaUnavailableReason({ apiKey: "k" }, () => false)).toBe('install @daytonaio/sdk to use the daytona terminal backend (npm install "@daytonaio/sdk@^0.218.0")');
     expect(daytonaUnavailableReason({ apiKey: "k" })).toBeUndefined();
     expect(createDaytonaFactory({}).unavailableReason()).toMatch(/no Daytona credentials/);
     expect(createDaytonaFactory(() => daytonaOptionsFromConfig({ cpu: 1 })).unavailableReason()).toMatch(/its configuration is invalid: terminal\.daytona\.cpu needs/);

@@ -61,9 +61,10 @@ import {
 import { decodeLog, FramedOutput, frameCommand } from "./daytona-output.js";
 import type { SandboxCommand, SandboxCommandEnd, SandboxTransport } from "./sandbox-transport.js";
 import { packageInstalled, scrubCredentials } from "./vendor-sdk.js";
+import { sdkInstallCommand, type VendorSdk } from "./sdk-install-hints.js";
 
 /** The npm package this backend drives. */
-export const DAYTONA_SDK = "@daytonaio/sdk";
+export const DAYTONA_SDK = "@daytonaio/sdk" satisfies VendorSdk;
 
 /** Deadline of every plain API request (create has its own, `createTimeoutMs`). */
 const REQUEST_TIMEOUT_MS = 60_000;
@@ -93,7 +94,7 @@ async function loadSdk(): Promise<SdkModule> {
   try {
     return await import("@daytonaio/sdk");
   } catch (err) {
-    throw new Error(`install ${DAYTONA_SDK} to use the daytona terminal backend (${(err as Error).message})`);
+    throw new Error(`install ${DAYTONA_SDK} to use the daytona terminal backend (${sdkInstallCommand(DAYTONA_SDK)}): ${(err as Error).message}`, { cause: err });
   }
 }
 

@@ -18,6 +18,7 @@ import { DAYTONA_SDK, DaytonaTransport, daytonaSdkInstalled } from "./daytona-tr
 import { createSandboxFactory, type SandboxEnvironmentOptions } from "./sandbox-environment.js";
 import type { EnvironmentFactory } from "./types.js";
 import type { EnvVars } from "../util/env-vars.js";
+import { sdkInstallCommand } from "./sdk-install-hints.js";
 
 export {
   DAYTONA_BACKEND_LABEL,
@@ -40,7 +41,7 @@ export const DAYTONA_BACKEND = "daytona";
  * not installed, or credentials are missing. `sdkInstalled` is for tests.
  */
 export function daytonaUnavailableReason(options: DaytonaOptions, sdkInstalled: () => boolean = daytonaSdkInstalled): string | undefined {
-  if (!sdkInstalled()) return `install ${DAYTONA_SDK} to use the daytona terminal backend (npm install ${DAYTONA_SDK})`;
+  if (!sdkInstalled()) return `install ${DAYTONA_SDK} to use the daytona terminal backend (${sdkInstallCommand(DAYTONA_SDK)})`;
   const resolved = resolveDaytonaCredentials(options);
   return "problem" in resolved ? resolved.problem : undefined;
 }

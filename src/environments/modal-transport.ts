@@ -30,6 +30,7 @@ import type { ContainerProcess, Logger, ModalClient, Sandbox } from "modal";
 
 import type { SandboxCommand, SandboxCommandEnd, SandboxTransport } from "./sandbox-transport.js";
 import { scrubCredentials } from "./vendor-sdk.js";
+import { sdkInstallCommand } from "./sdk-install-hints.js";
 
 /** What opening one sandbox needs; `modal.ts` derives it from the backend's options. */
 export interface ModalSandboxSpec {
@@ -69,7 +70,7 @@ let sdkPromise: Promise<ModalSdk> | undefined;
 function loadModalSdk(): Promise<ModalSdk> {
   sdkPromise ??= import("modal").catch((err: unknown) => {
     sdkPromise = undefined;
-    throw new Error(`the modal terminal backend needs the "modal" package (npm install modal): ${(err as Error).message}`, { cause: err });
+    throw new Error(`the modal terminal backend needs the "modal" package (${sdkInstallCommand("modal")}): ${(err as Error).message}`, { cause: err });
   });
   return sdkPromise;
 }

@@ -24,6 +24,7 @@ import { openModalSandbox, type ModalSandboxSpec } from "./modal-transport.js";
 import { createSandboxFactory, type SandboxEnvironmentOptions } from "./sandbox-environment.js";
 import type { EnvironmentFactory } from "./types.js";
 import type { EnvVars } from "../util/env-vars.js";
+import { sdkInstallCommand } from "./sdk-install-hints.js";
 
 export { MODAL_EXEC_ARGV_LIMIT, ModalSandboxTransport, openModalSandbox, type ModalSandboxSpec } from "./modal-transport.js";
 
@@ -118,9 +119,13 @@ export function modalCredentials(options: ModalOptions, env: EnvVars = process.e
   return tokenId && tokenSecret ? { tokenId, tokenSecret } : undefined;
 }
 
-/** Why the modal backend cannot be used with these options (SDK missing, no credentials), or undefined. */
-export function modalUnavailableReason(options: ModalOptions, env: EnvVars = process.env): string | undefined {
-  if (!sdkPath()) return 'the modal terminal backend needs the "modal" package: npm install modal';
+/** Why the modal backend cannot be used with these options (SDK missing, no credentials), or undefined. `sdkInstalled` is for tests. */
+export function modalUnavailableReason(
+  options: ModalOptions,
+  env: EnvVars = process.env,
+  sdkInstalled: () => boolean = () => sdkPath() !== undefined,
+): string | undefined {
+  if (!sdkInstalled()) return `the modal terminal backend needs the "modal" package: ${sdkInstallCommand("modal")}`;
   if (!modalCredentials(options, env)) {
     return "no Modal credentials: set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET, or create a profile in ~/.modal.toml with `modal token new`";
   }

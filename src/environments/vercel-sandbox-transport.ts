@@ -31,9 +31,10 @@ import type { Command, Sandbox } from "@vercel/sandbox";
 import type { SandboxCommand, SandboxCommandEnd, SandboxTransport } from "./sandbox-transport.js";
 import { resolveVercelCredentials, VERCEL_SANDBOX_DEFAULTS, type VercelCredentials, type VercelSandboxOptions } from "./vercel-sandbox-options.js";
 import { packageInstalled, scrubCredentials } from "./vendor-sdk.js";
+import { sdkInstallCommand, type VendorSdk } from "./sdk-install-hints.js";
 
 /** The npm package this backend drives. */
-export const VERCEL_SANDBOX_SDK = "@vercel/sandbox";
+export const VERCEL_SANDBOX_SDK = "@vercel/sandbox" satisfies VendorSdk;
 
 /** Time allowed for the request that starts a command. */
 const START_TIMEOUT_MS = 60_000;
@@ -51,7 +52,7 @@ async function loadSdk(): Promise<SdkModule> {
   try {
     return await import("@vercel/sandbox");
   } catch (err) {
-    throw new Error(`install ${VERCEL_SANDBOX_SDK} to use the vercel_sandbox terminal backend (${(err as Error).message})`);
+    throw new Error(`install ${VERCEL_SANDBOX_SDK} to use the vercel_sandbox terminal backend (${sdkInstallCommand(VERCEL_SANDBOX_SDK)}): ${(err as Error).message}`, { cause: err });
   }
 }
 

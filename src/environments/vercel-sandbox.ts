@@ -17,6 +17,7 @@ import type { EnvironmentFactory } from "./types.js";
 import { mergeVercelSandboxOptions, resolveVercelCredentials, type VercelSandboxOptions } from "./vercel-sandbox-options.js";
 import { VERCEL_SANDBOX_SDK, VercelSandboxTransport, vercelSdkInstalled } from "./vercel-sandbox-transport.js";
 import type { EnvVars } from "../util/env-vars.js";
+import { sdkInstallCommand } from "./sdk-install-hints.js";
 
 export {
   VERCEL_RUNTIMES,
@@ -38,7 +39,7 @@ export const VERCEL_SANDBOX_BACKEND = "vercel_sandbox";
  * not installed, or credentials are missing. `sdkInstalled` is for tests.
  */
 export function vercelSandboxUnavailableReason(options: VercelSandboxOptions, sdkInstalled: () => boolean = vercelSdkInstalled): string | undefined {
-  if (!sdkInstalled()) return `install ${VERCEL_SANDBOX_SDK} to use the vercel_sandbox terminal backend (npm install ${VERCEL_SANDBOX_SDK})`;
+  if (!sdkInstalled()) return `install ${VERCEL_SANDBOX_SDK} to use the vercel_sandbox terminal backend (${sdkInstallCommand(VERCEL_SANDBOX_SDK)})`;
   const resolved = resolveVercelCredentials(options);
   return "problem" in resolved ? resolved.problem : undefined;
 }
