@@ -20,6 +20,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 
 import { findExecutable } from "../util/find-executable.js";
+import type { EnvVars } from "../util/env-vars.js";
 import { backendConfigSection } from "./backend-config.js";
 import { dockerDaemonProblem } from "./docker-daemon-check.js";
 
@@ -29,13 +30,13 @@ interface Prerequisites {
   /** Groups of environment variables; all of one group must be set. */
   credentials?: readonly (readonly string[])[];
   /** Files that stand in for the credentials (a vendor's profile). */
-  credentialFiles?: (env: NodeJS.ProcessEnv) => string[];
+  credentialFiles?: (env: EnvVars) => string[];
   /** What the backend's settings leave it unable to do (checked after programs and credentials). */
-  settings?: (env: NodeJS.ProcessEnv) => string | undefined;
+  settings?: (env: EnvVars) => string | undefined;
 }
 
 /** A setting as the backend reads it: `MIBYAN_<BACKEND>_<KEY>`, else `terminal.<backend>.<key>` (snake or camel case). */
-function setting(backend: string, key: string, env: NodeJS.ProcessEnv): string | undefined {
+function setting(backend: string, key: string, env: EnvVars): string | undefined {
   const fromEnv = env[`MIBYAN_${backend.toUpperCase()}_${key.toUpperCase()}`];
   if (fromEnv !== undefined && fromEnv !== "") return fromEnv;
   const section = backendConfigSection(backend);
@@ -44,12 +45,12 @@ function setting(backend: string, key: string, env: NodeJS.ProcessEnv): string |
   return typeof value === "string" && value.trim() !== "" ? value : undefined;
 }
 
-function sshSettingsProblem(env: NodeJS.ProcessEnv): string | undefined {
+function sshSettingsProblem(env: EnvVars): string | undefined {
   if (setting("ssh", "host", env) === undefined) return "the ssh backend has no host: set terminal.ssh.host in config.yaml (or MIBYAN_SSH_HOST)";
   return undefined;
 }
 
-function dockerProblem(env: NodeJS.ProcessEnv): string | undefined {
+function dockerProblem(env: EnvVars): string | undefined {
   const binary = setting("docker", "docker_path", env) ?? "docker";
   const resolved = findExecutable(binary, env);
   if (resolved === undefined) return `the docker backend needs ${binary} on PATH${binary === "docker" ? "" : " (terminal.docker.docker_path)"}`;
@@ -77,7 +78,7 @@ const PREREQUISITES: Readonly<Record<string, Prerequisites>> = {
  * embedder registered) has no prerequisites here; whether a name is a backend
  * at all is the caller's question (`EnvironmentManager.isKnownBackend`).
  */
-export function backendPrerequisiteProblem(backend: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function backendPrerequisiteProblem(backend: string, env: EnvVars = process.env): string | undefined {
   if (backend === "local" && process.platform === "win32") return "the local backend needs bash and POSIX process groups (not Windows)";
   const needs = PREREQUISITES[backend];
   if (needs === undefined) return undefined;

@@ -14,6 +14,7 @@ import { homedir } from "node:os";
 import { basename, join } from "node:path";
 
 import { readRegularFileSync } from "../util/read-regular-file.js";
+import type { EnvVars } from "../util/env-vars.js";
 
 /** The socket the docker CLI uses when neither `DOCKER_HOST` nor a context says otherwise. */
 export const DEFAULT_DOCKER_SOCKET = "/var/run/docker.sock";
@@ -31,7 +32,7 @@ export interface DockerTarget {
   resolved?: string;
   /** The engine address in effect (`terminal.docker.host`, `MIBYAN_DOCKER_HOST` or `DOCKER_HOST`); undefined for the CLI's default. */
   host?: string;
-  env: NodeJS.ProcessEnv;
+  env: EnvVars;
 }
 
 /** Why the docker engine of `target` cannot be reached, or undefined when it may be. */
@@ -73,7 +74,7 @@ function isPodman(binary: string, resolved: string | undefined): boolean {
 }
 
 /** Whether a docker context other than the default chooses the engine (DOCKER_CONTEXT, or currentContext in the CLI's config.json). */
-function usesContext(env: NodeJS.ProcessEnv): boolean {
+function usesContext(env: EnvVars): boolean {
   const named = env.DOCKER_CONTEXT;
   if (named !== undefined && named !== "") return named !== "default";
   const dir = env.DOCKER_CONFIG || join(env.HOME || homedir(), ".docker");

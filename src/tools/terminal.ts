@@ -48,6 +48,7 @@ import type { CommandRunner, RunResult } from "../terminal/local-runner.js";
 import { ptyCommand } from "../terminal/pty-command.js";
 import { killedStatus, parseTimeoutSeconds, type TimeoutLimits } from "../terminal/tool-timeout.js";
 import { groupDigits } from "../util/format.js";
+import type { EnvVars } from "../util/env-vars.js";
 
 export const DEFAULT_TIMEOUT_SECONDS = 180;
 /** What the gate is told for the legacy `runner` option, which runs on this machine. */
@@ -376,7 +377,7 @@ export function createTerminalHandler(options: TerminalHandlerOptions = {}) {
  * docker daemon socket where one is expected (checked without loading the
  * backend or spawning anything). Throws `ToolUnavailableError` with the reason, which the registry reports as it is.
  */
-export function terminalBackendAvailable(env: NodeJS.ProcessEnv = process.env): boolean {
+export function terminalBackendAvailable(env: EnvVars = process.env): boolean {
   let backend = "local";
   const manager = peekEnvironmentManager();
   try {
