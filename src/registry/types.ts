@@ -210,15 +210,17 @@ export interface StandardSchemaLike {
     readonly version: 1;
     readonly vendor: string;
     readonly validate: (value: unknown) => StandardResult | Promise<StandardResult>;
-    readonly jsonSchema?: { readonly input: (options: { target: string }) => Record<string, unknown> };
+    readonly jsonSchema?: { readonly input: (options: { target: string }) => Record<string, unknown> } | undefined;
     /** Type-level only: what the schema accepts and what it parses into. */
-    readonly types?: { readonly input: unknown; readonly output: unknown };
+    readonly types?: { readonly input: unknown; readonly output: unknown } | undefined;
   };
 }
 
+// Optional members say `| undefined`: schema libraries declare them that way, and a project
+// with `exactOptionalPropertyTypes` must still be able to pass their schemas (zod's, say).
 export type StandardResult =
   | { readonly value: unknown; readonly issues?: undefined }
-  | { readonly issues: ReadonlyArray<{ readonly message: string; readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> }> };
+  | { readonly issues: ReadonlyArray<{ readonly message: string; readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined }> };
 
 /** A registered tool, as the registry keeps it. */
 export interface ToolEntry {
