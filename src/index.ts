@@ -81,6 +81,8 @@ export type { EnvVars } from "./util/env-vars.js";
 export type { Detection, RuleCategory, RuleMatch } from "./approval/types.js";
 export { clearDetectionCache, detect, detectAsync, type DetectOptions } from "./approval/detection/index.js";
 export { RULES } from "./approval/rules/index.js";
+export type { Rule } from "./approval/rules/types.js";
+export { EXECUTE_CODE_RULE } from "./approval/rules/code-execution.js";
 export { initShellParser, isShellParserReady, parseShell, parseShellAsync } from "./shell/index.js";
 export type { Command, CompoundCommand, ParseOptions, ParseResult, Pipeline, Redirect, Script, SimpleCommand, Word } from "./shell/types.js";
 export {
