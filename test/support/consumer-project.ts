@@ -1,0 +1,129 @@
+/**
+ * A fresh consumer project with the package installed from `npm pack`, as a user gets it:
+ * only the packed files, only the declared dependencies, a strict tsconfig with
+ * `skipLibCheck: false`. The compilers (TypeScript 5.9 and 7) and @types/node are the
+ * repository's own: they are the consumer's tools, not the package's dependencies, and
+ * @types/node is linked in only for the configuration that asks for it (`types: ["node"]`),
+ * so the other one proves the declarations need no Node types.
+ */
+import { execFile, execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+
+export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+
+/** The compilers the consumer project is checked with. */
+export const COMPILERS = {
+  "ts5.9": path.join(REPO, "node_modules/typescript/bin/tsc"),
+  "ts7.0": path.join(REPO, "node_modules/typescript7/bin/tsc"),
+} as const;
+export type CompilerName = keyof typeof COMPILERS;
+
+export interface PackedFile {
+  path: string;
+  size: number;
+}
+
+export interface Packed {
+  tarball: string;
+  files: PackedFile[];
+}
+
+/**
+ * `npm pack` of the repository into `dir`. Without scripts: `prepare` would rebuild dist/ in
+ * the shared working tree; the suite (`npm test`) builds before it runs, and a missing or
+ * stale build fails here with the way out.
+ */
+export function packPackage(dir: string): Packed {
+  const index = path.join(REPO, "dist/index.js");
+  if (!existsSync(index)) throw new Error("dist/ is not built: run `npm run build` first");
+  const builtAt = statSync(index).mtimeMs;
+  const source = path.join(REPO, "src/index.ts");
+  if (statSync(source).mtimeMs > builtAt) throw new Error("dist/ is older than src/index.ts: run `npm run build` first");
+  const out = execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", dir], { cwd: REPO, encoding: "utf8" });
+  const [info] = JSON.parse(out) as [{ filename: string; files: PackedFile[] }];
+  return { tarball: path.join(dir, info.filename), files: info.files };
+}
+
+/** What the files in the tarball are, without packing (`npm pack --dry-run --json`). */
+export function packDryRun(): { files: PackedFile[]; size: number; unpackedSize: number } {
+  const out = execFileSync("npm", ["pack", "--dry-run", "--ignore-scripts", "--json"], { cwd: REPO, encoding: "utf8" });
+  return (JSON.parse(out) as [{ files: PackedFile[]; size: number; unpackedSize: number }])[0];
+}
+
+const STRICT = {
+  target: "ES2022",
+  module: "NodeNext",
+  moduleResolution: "NodeNext",
+  strict: true,
+  skipLibCheck: false,
+  noUncheckedIndexedAccess: true,
+  exactOptionalPropertyTypes: true,
+  noImplicitOverride: true,
+  verbatimModuleSyntax: true,
+  isolatedModules: true,
+  forceConsistentCasingInFileNames: true,
+};
+
+/**
+ * Creates the project in `dir` and installs the tarball (plus `extra` packages the examples
+ * import, such as zod) with npm: from npm's cache where it can (`--prefer-offline`), no
+ * install scripts, no audit.
+ */
+export async function createConsumerProject(dir: string, tarball: string, extra: Record<string, string> = {}): Promise<void> {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    path.join(dir, "package.json"),
+    JSON.stringify({ name: "consumer", private: true, type: "module", dependencies: { "mibyan-tools": `file:${tarball}`, ...extra } }, null, 2),
+  );
+  await run("npm", ["install", "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund", "--no-package-lock", "--loglevel=error"], {
+    cwd: dir,
+    timeout: 180_000,
+  });
+  // @types/node where only tsconfig.node.json looks (typeRoots), never in node_modules/@types.
+  mkdirSync(path.join(dir, "node-types"));
+  symlinkSync(path.join(REPO, "node_modules/@types/node"), path.join(dir, "node-types/node"), "dir");
+  writeFileSync(
+    path.join(dir, "tsconfig.node.json"),
+    JSON.stringify(
+      { compilerOptions: { ...STRICT, lib: ["ES2022"], types: ["node"], typeRoots: ["./node-types"], allowJs: true, outDir: "out" }, include: ["api.ts", "examples"] },
+      null,
+      2,
+    ),
+  );
+  // A project with no Node types at all: the DOM lib has AbortSignal, URL, TextDecoder, ...
+  writeFileSync(
+    path.join(dir, "tsconfig.dom.json"),
+    JSON.stringify({ compilerOptions: { ...STRICT, lib: ["ES2022", "DOM"], types: [], noEmit: true }, include: ["api.ts"] }, null, 2),
+  );
+}
+
+export interface TscResult {
+  ok: boolean;
+  output: string;
+}
+
+/** Runs one compiler on one of the project's tsconfigs. */
+export async function tsc(dir: string, compiler: CompilerName, config: string, args: string[] = []): Promise<TscResult> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [COMPILERS[compiler], "-p", config, "--pretty", "false", ...args], { cwd: dir, timeout: 240_000, maxBuffer: 16 * 1024 * 1024 });
+    return { ok: true, output: stdout + stderr };
+  } catch (error) {
+    const e = error as { stdout?: string; stderr?: string; message: string };
+    return { ok: false, output: (e.stdout ?? "") + (e.stderr ?? "") || e.message };
+  }
+}
+
+/** The version a compiler reports (`Version 5.9.3`). */
+export function compilerVersion(compiler: CompilerName): string {
+  return execFileSync(process.execPath, [COMPILERS[compiler], "--version"], { encoding: "utf8" }).trim();
+}
+
+/** The package.json of the installed package. */
+export function installedManifest(dir: string): Record<string, unknown> {
+  return JSON.parse(readFileSync(path.join(dir, "node_modules/mibyan-tools/package.json"), "utf8")) as Record<string, unknown>;
+}
