@@ -1,4 +1,11 @@
 #!/usr/bin/env node
-import { main } from "../dist/cli/main.js";
+// The CLI runs one command, or a stream of them, and exits. V8 would optimise the bash grammar's
+// wasm (its lexer is one 160 KB function) with TurboFan in the background, about 1.2 s of CPU that
+// the process then waits for at exit; Liftoff's code is fast enough for any number of commands a
+// CLI process checks (docs/benchmarks.md, "CLI start-up"). Set here, not in the library, which
+// keeps V8's defaults: a long-running process gains from the optimised grammar.
+import { setFlagsFromString } from "node:v8";
 
+setFlagsFromString("--liftoff-only");
+const { main } = await import("../dist/cli/main.js");
 await main();

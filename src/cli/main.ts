@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
-import { boot } from "./boot.js";
+import type { Runtime } from "./boot.js";
 import { describeThrown } from "../util/text.js";
 
 const FORMATS = ["openai", "responses", "anthropic", "gemini", "raw", "strict"] as const;
@@ -9,6 +9,15 @@ function list(value: string): string[] {
   const items = value.split(",").map((item) => item.trim()).filter((item) => item !== "");
   if (items.length === 0) throw new InvalidArgumentError("expected a comma-separated list of toolset names");
   return items;
+}
+
+/**
+ * Config, registry and tool discovery, for the commands that need them: imported here, not at the
+ * top, so `check`, `approvals` and `processes` do not load the registry, the config schema and the
+ * tool modules (start-up is measured in bench/cli-startup.mjs).
+ */
+async function boot(): Promise<Runtime> {
+  return (await import("./boot.js")).boot();
 }
 
 function packageVersion(): string {
