@@ -149,7 +149,7 @@ export interface TerminalHandlerOptions {
   /** Output cap in characters. Default 50,000. */
   maxOutputChars?: number;
   /** The environment the `local` backend's shells start from. Default: the current process's. */
-  env?: () => NodeJS.ProcessEnv;
+  env?: () => EnvVars;
   /**
    * Replace secrets in the output (API keys, tokens, passwords, private keys)
    * with `[REDACTED]` before the model sees them (the policy every tool shares:
