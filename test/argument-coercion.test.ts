@@ -4,8 +4,13 @@
  * tool, when the call fails validation as sent; anything else is rejected
  * with a message that says what arrived.
  */
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+
+import { BIN, cliEnv, spawnCollect } from "./support/cli-run.js";
 
 import { ToolRegistry, createMemoryLogger, defineTool, handleFunctionCallDetailed } from "../src/index.js";
 import { TERMINAL_SCHEMA, terminalHandler } from "../src/tools/terminal.js";
@@ -148,5 +153,24 @@ describe("terminal's timeout as a string (real commands)", () => {
     const big = JSON.parse((await handleFunctionCallDetailed("terminal", { command: "echo no", timeout: "1e3" }, { registry })).content);
     expect(big.error).toMatch(/timeout of 1000 seconds exceeds the maximum of 600 seconds for a foreground command/);
     expect(big.output).toBe("");
+  });
+});
+
+describe("mibyan call with a quoted timeout (the built CLI)", () => {
+  it('runs terminal with timeout "30" and refuses "30.5" with exit 1', async () => {
+    const base = mkdtempSync(join(tmpdir(), "mibyan-coerce-cli-"));
+    try {
+      mkdirSync(join(base, "home"));
+      mkdirSync(join(base, "user"));
+      const env = cliEnv(join(base, "home"), join(base, "user"));
+      const good = await spawnCollect(process.execPath, [BIN, "call", "terminal", '{"command":"echo quoted","timeout":"30"}'], { env, cwd: base });
+      expect(good.status, good.stderr).toBe(0);
+      expect(JSON.parse(good.stdout)).toMatchObject({ output: "quoted\n", exit_code: 0 });
+      const bad = await spawnCollect(process.execPath, [BIN, "call", "terminal", '{"command":"echo no","timeout":"30.5"}'], { env, cwd: base });
+      expect(bad.status).toBe(1);
+      expect(JSON.parse(bad.stdout).error).toBe('Invalid arguments for terminal: timeout: must be a whole number (type integer), got "30.5"');
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
   });
 });
