@@ -32,6 +32,7 @@ const { DANGEROUS_REGEXES, regexDetect } = await import("./regex-baseline.mjs");
 const { benchTerminal } = await import("./terminal.mjs");
 const { benchProcesses } = await import("./processes.mjs");
 const { benchPatterns } = await import("./patterns.mjs");
+const { benchResults } = await import("./results.mjs");
 const { benchCliStartup } = await import("./cli-startup.mjs");
 const { median, round } = await import("./common.mjs");
 
@@ -483,6 +484,8 @@ results.push(...(await benchTerminal({ quick: QUICK, note })));
 results.push(...(await benchProcesses({ quick: QUICK, note })));
 // 7. schema patterns: validation on re2js vs the built-in RegExp (bench/patterns.mjs)
 results.push(...(await benchPatterns({ quick: QUICK, note })));
+// 7b. results: dispatch of an object result, checked for serialisability (bench/results.mjs)
+results.push(...(await benchResults({ quick: QUICK, note })));
 // 8. CLI start-up: check, call and tools --json against node -e 0 (bench/cli-startup.mjs)
 results.push(...(await benchCliStartup({ quick: QUICK, note })));
 note(`done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
