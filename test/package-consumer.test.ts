@@ -21,7 +21,7 @@ const examples = allExamples(REPO);
 const runnable = examples.filter((e) => e.mode === "run");
 /** Packages the examples may import besides the package itself; the consumer project installs them. */
 const EXAMPLE_DEPENDENCIES: Record<string, string> = { zod: "4.6.7" };
-const ENTRY_POINTS = ["mibyan-tools", "mibyan-tools/backends"];
+const ENTRY_POINTS = ["mibyan-tools", "mibyan-tools/backends", "mibyan-tools/tools"];
 
 let tmp: string;
 let project: string;
@@ -46,7 +46,8 @@ beforeAll(async () => {
     [
       'import * as main from "mibyan-tools";',
       'import * as backends from "mibyan-tools/backends";',
-      "export const entryPoints = [main, backends];",
+      'import * as tools from "mibyan-tools/tools";',
+      "export const entryPoints = [main, backends, tools];",
       "",
     ].join("\n"),
   );
@@ -64,7 +65,7 @@ afterAll(() => {
 describe("the tarball", () => {
   it("holds what a user needs and nothing else", () => {
     const files = packDryRun().files.map((f) => f.path);
-    for (const needed of ["package.json", "README.md", "LICENSE", "bin/mibyan.js", "dist/index.js", "dist/index.d.ts", "dist/backends.js", "dist/backends.d.ts", "dist/cli/main.js"]) {
+    for (const needed of ["package.json", "README.md", "LICENSE", "bin/mibyan.js", "dist/index.js", "dist/index.d.ts", "dist/backends.js", "dist/backends.d.ts", "dist/tool-handlers.js", "dist/tool-handlers.d.ts", "dist/cli/main.js"]) {
       expect(files, needed).toContain(needed);
     }
     const unwanted = files.filter(
@@ -121,12 +122,13 @@ describe("the tarball", () => {
     expect(targets.map((t) => t.replace(/^\.\//, "")).filter((t) => !shipped.has(t))).toEqual([]);
   });
 
-  it("imports from node with only its declared dependencies, both entry points", async () => {
-    const script = `const m = await import("mibyan-tools"); const b = await import("mibyan-tools/backends"); console.log(Object.keys(m).length, Object.keys(b).length);`;
+  it("imports from node with only its declared dependencies, every entry point", async () => {
+    const script = `for (const e of ${JSON.stringify(ENTRY_POINTS)}) console.log(Object.keys(await import(e)).length);`;
     const { stdout } = await execFileAsync(process.execPath, ["--input-type=module", "-e", script], { cwd: project, timeout: 60_000 });
-    const [main, backends] = stdout.trim().split(" ").map(Number);
+    const [main, backends, tools] = stdout.trim().split("\n").map(Number);
     expect(main).toBeGreaterThan(50);
     expect(backends).toBeGreaterThan(10);
+    expect(tools).toBeGreaterThan(5);
     // A deep import is refused: only the documented entry points are public.
     await expect(execFileAsync(process.execPath, ["--input-type=module", "-e", `await import("mibyan-tools/dist/environments/ssh.js")`], { cwd: project })).rejects.toThrow(
       /ERR_PACKAGE_PATH_NOT_EXPORTED/,
