@@ -46,6 +46,7 @@ import {
   type ToolCallMessage,
   type ToolResultMessage,
 } from "./sandbox-prelude.js";
+import type { EnvVars } from "../util/env-vars.js";
 
 /** The name of the tool that runs programs (it can never be called from one). */
 export const EXECUTE_CODE_TOOL = "execute_code";
@@ -102,7 +103,7 @@ export interface RunCodeOptions {
   /** Default 1,000 ms. */
   killGraceMs?: number;
   /** The child's complete environment. Default: `sandboxEnv()`. */
-  env?: NodeJS.ProcessEnv;
+  env?: EnvVars;
   /** The node binary. Default: `process.execPath`. */
   nodePath?: string;
   /** The OS sandbox the program runs in. Default: config `terminal.local.sandbox`. */
@@ -131,8 +132,8 @@ export interface RunCodeResult {
 }
 
 /** The child's environment: only `SANDBOX_ENV_KEYS`, taken from `source`. */
-export function sandboxEnv(source: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
+export function sandboxEnv(source: EnvVars = process.env): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = {};
   for (const key of SANDBOX_ENV_KEYS) {
     const value = source[key];
     if (value !== undefined && value !== "") env[key] = value;
