@@ -21,3 +21,11 @@ export {
   type TerminalHandlerOptions,
   type TerminalToolResult,
 } from "./tools/terminal.js";
+export {
+  EXECUTE_CODE_SCHEMA,
+  createExecuteCodeHandler,
+  type ActionGate,
+  type ExecuteCodeHandlerOptions,
+  type ExecuteCodeToolResult,
+} from "./tools/execute-code.js";
+export { PROCESS_ACTIONS, PROCESS_SCHEMA, createProcessHandler, type ProcessAction, type ProcessHandlerOptions } from "./tools/process.js";
