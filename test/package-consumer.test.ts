@@ -26,6 +26,7 @@ const ENTRY_POINTS = ["mibyan-tools", "mibyan-tools/backends", "mibyan-tools/too
 let tmp: string;
 let project: string;
 let packed: Packed;
+let installedFrom: "offline" | "registry";
 
 /** The file an example is written to in the consumer project (skipped ones: only their imports). */
 function exampleSource(e: DocExample): { name: string; text: string } {
@@ -38,7 +39,7 @@ beforeAll(async () => {
   tmp = mkdtempSync(path.join(tmpdir(), "mibyan-consumer-"));
   packed = packPackage(tmp);
   project = path.join(tmp, "consumer");
-  await createConsumerProject(project, packed.tarball, EXAMPLE_DEPENDENCIES);
+  installedFrom = await createConsumerProject(project, packed.tarball, EXAMPLE_DEPENDENCIES);
   // Everything public, from both entry points: loading them makes the compiler check every
   // declaration file they reach (skipLibCheck: false).
   writeFileSync(
@@ -120,6 +121,11 @@ describe("the tarball", () => {
     collect(manifest.bin);
     const shipped = new Set(packed.files.map((f) => f.path));
     expect(targets.map((t) => t.replace(/^\.\//, "")).filter((t) => !shipped.has(t))).toEqual([]);
+  });
+
+  it("installs from npm's cache, without a registry", () => {
+    // "registry" means the offline install failed and the fallback fetched what the cache lacked.
+    expect(installedFrom).toBe("offline");
   });
 
   it("imports from node with only its declared dependencies, every entry point", async () => {

@@ -7,7 +7,8 @@
  * so the other one proves the declarations need no Node types.
  */
 import { execFile, execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -69,21 +70,88 @@ const STRICT = {
   forceConsistentCasingInFileNames: true,
 };
 
+interface LockEntry {
+  version?: string;
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+  [key: string]: unknown;
+}
+
+/**
+ * A package-lock for a consumer of `tarball`: the package's dependency closure (and `extra`)
+ * copied from the repository's lockfile, at the same versions and integrity. The package pins
+ * its dependencies exactly, so these are the versions a registry install picks as well.
+ */
+export function consumerLockfile(tarball: string, extra: Record<string, string>): Record<string, unknown> {
+  const repo = (JSON.parse(readFileSync(path.join(REPO, "package-lock.json"), "utf8")) as { packages: Record<string, LockEntry> }).packages;
+  const manifest = JSON.parse(readFileSync(path.join(REPO, "package.json"), "utf8")) as Record<string, unknown> & { dependencies: Record<string, string>; version: string };
+  const packages: Record<string, unknown> = {};
+  // Where node would find `name` from the lock path `from`: its own node_modules, then up.
+  const resolve = (from: string, name: string): string | undefined => {
+    for (let dir = from; ; ) {
+      const candidate = `${dir ? `${dir}/` : ""}node_modules/${name}`;
+      if (repo[candidate]) return candidate;
+      if (!dir) return undefined;
+      const i = dir.lastIndexOf("/node_modules/");
+      dir = i < 0 ? "" : dir.slice(0, i);
+    }
+  };
+  const add = (at: string): void => {
+    if (packages[at]) return;
+    const { dev: _dev, devOptional: _devOptional, peer: _peer, ...entry } = repo[at]!;
+    packages[at] = entry;
+    const needed = { ...entry.dependencies, ...entry.optionalDependencies };
+    for (const name of Object.keys(entry.peerDependencies ?? {})) if (!entry.peerDependenciesMeta?.[name]?.optional) needed[name] = "*";
+    for (const name of Object.keys(needed)) {
+      const found = resolve(at, name);
+      if (found) add(found);
+      else if (!entry.optionalDependencies?.[name]) throw new Error(`${at} needs ${name}, which the repository's lockfile does not have`);
+    }
+  };
+  for (const name of [...Object.keys(manifest.dependencies), ...Object.keys(extra)]) {
+    if (!repo[`node_modules/${name}`]) throw new Error(`${name} is not in the repository's lockfile`);
+    if (extra[name] !== undefined && repo[`node_modules/${name}`]!.version !== extra[name]) throw new Error(`the repository has ${name}@${repo[`node_modules/${name}`]!.version}, not ${extra[name]}`);
+    add(`node_modules/${name}`);
+  }
+  const integrity = `sha512-${createHash("sha512").update(readFileSync(tarball)).digest("base64")}`;
+  const pick = (...keys: string[]) => Object.fromEntries(keys.filter((k) => manifest[k] !== undefined).map((k) => [k, manifest[k]]));
+  packages["node_modules/mibyan-tools"] = {
+    version: manifest.version,
+    resolved: `file:${tarball}`,
+    integrity,
+    ...pick("license", "dependencies", "bin", "engines", "peerDependencies", "peerDependenciesMeta"),
+  };
+  const dependencies = { "mibyan-tools": `file:${tarball}`, ...extra };
+  packages[""] = { name: "consumer", dependencies };
+  const sorted = Object.fromEntries(Object.entries(packages).sort(([a], [b]) => a.localeCompare(b)));
+  return { name: "consumer", lockfileVersion: 3, requires: true, packages: sorted };
+}
+
 /**
  * Creates the project in `dir` and installs the tarball (plus `extra` packages the examples
- * import, such as zod) with npm: from npm's cache where it can (`--prefer-offline`), no
- * install scripts, no audit.
+ * import, such as zod, at the repository's versions). First offline: a lockfile made from the
+ * repository's (`consumerLockfile`) lets `npm ci --offline` take every package from the cache
+ * `npm ci` filled, in seconds and without a registry. When the cache lacks something, a plain
+ * `npm install --prefer-offline` (registry for what is missing). No install scripts either way.
  */
-export async function createConsumerProject(dir: string, tarball: string, extra: Record<string, string> = {}): Promise<void> {
+export async function createConsumerProject(dir: string, tarball: string, extra: Record<string, string> = {}): Promise<"offline" | "registry"> {
   mkdirSync(dir, { recursive: true });
-  writeFileSync(
-    path.join(dir, "package.json"),
-    JSON.stringify({ name: "consumer", private: true, type: "module", dependencies: { "mibyan-tools": `file:${tarball}`, ...extra } }, null, 2),
-  );
-  await run("npm", ["install", "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund", "--no-package-lock", "--loglevel=error"], {
-    cwd: dir,
-    timeout: 180_000,
-  });
+  const dependencies = { "mibyan-tools": `file:${tarball}`, ...extra };
+  writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module", dependencies }, null, 2));
+  const quiet = ["--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"];
+  let installedFrom: "offline" | "registry";
+  try {
+    writeFileSync(path.join(dir, "package-lock.json"), JSON.stringify(consumerLockfile(tarball, extra), null, 2));
+    await run("npm", ["ci", "--offline", ...quiet], { cwd: dir, timeout: 180_000 });
+    installedFrom = "offline";
+  } catch {
+    rmSync(path.join(dir, "node_modules"), { recursive: true, force: true });
+    rmSync(path.join(dir, "package-lock.json"), { force: true });
+    await run("npm", ["install", "--prefer-offline", "--no-package-lock", ...quiet], { cwd: dir, timeout: 180_000 });
+    installedFrom = "registry";
+  }
   // @types/node where only tsconfig.node.json looks (typeRoots), never in node_modules/@types.
   mkdirSync(path.join(dir, "node-types"));
   symlinkSync(path.join(REPO, "node_modules/@types/node"), path.join(dir, "node-types/node"), "dir");
@@ -100,6 +168,7 @@ export async function createConsumerProject(dir: string, tarball: string, extra:
     path.join(dir, "tsconfig.dom.json"),
     JSON.stringify({ compilerOptions: { ...STRICT, lib: ["ES2022", "DOM"], types: [], noEmit: true }, include: ["api.ts"] }, null, 2),
   );
+  return installedFrom;
 }
 
 export interface TscResult {
