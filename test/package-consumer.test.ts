@@ -69,8 +69,15 @@ describe("the tarball", () => {
     for (const needed of ["package.json", "README.md", "LICENSE", "bin/mibyan.js", "dist/index.js", "dist/index.d.ts", "dist/backends.js", "dist/backends.d.ts", "dist/tool-handlers.js", "dist/tool-handlers.d.ts", "dist/cli/main.js"]) {
       expect(files, needed).toContain(needed);
     }
+    // Top level: the manifest, the readme, the license, bin/ and dist/. In dist/: no maps, no build
+    // info, no TypeScript sources but declarations, no tests or benchmarks.
     const unwanted = files.filter(
-      (f) => !/^(package\.json|README\.md|LICENSE|bin\/mibyan\.js|dist\/.+\.(js|d\.ts))$/.test(f) || /\.(map|tsbuildinfo)$/.test(f) || /(^|\/)(test|tests|bench|src|scripts)\//.test(f),
+      (f) =>
+        !/^(package\.json|README\.md|LICENSE|bin\/[^/]+|dist\/.+)$/.test(f) ||
+        /\.(map|tsbuildinfo)$/.test(f) ||
+        (/\.(ts|mts|cts)$/.test(f) && !/\.d\.(ts|mts|cts)$/.test(f)) ||
+        /(^|\/)(test|tests|__tests__|bench|fixtures)\//.test(f) ||
+        /\.(test|spec|bench)\.[cm]?js$/.test(f),
     );
     expect(unwanted).toEqual([]);
     // The dry run and the real pack agree.
