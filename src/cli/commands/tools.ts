@@ -39,7 +39,8 @@ export function collectToolStatus({ registry, discovery }: Runtime): ToolsetStat
     }
   }
   return [...byToolset.keys()].sort().map((name) => {
-    const tools = byToolset.get(name)!.sort((a, b) => a.name.localeCompare(b.name));
+    // Code-unit order, as for the toolsets: `localeCompare` loads ICU's collation data, 15 ms of `mibyan tools`' start-up.
+    const tools = byToolset.get(name)!.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     // A toolset is available when any of its tools is (registry.isToolsetAvailable's rule; a module that failed to load counts as an unavailable tool).
     const available = tools.some((tool) => tool.available);
     return { name, description: registry.toolsets.get(name)?.description ?? "", available, tools };
