@@ -35,7 +35,7 @@ export { registry } from "./registry/singleton.js";
 export { ToolDefinitionError } from "./registry/errors.js";
 export { SCHEMA_LIMITS } from "./schema/limits.js";
 export { defineTool, type InferArguments } from "./registry/define-tool.js";
-export type { Availability, AvailabilityOptions, UnavailableCode } from "./registry/availability.js";
+export { ToolUnavailableError, type Availability, type AvailabilityOptions, type UnavailableCode } from "./registry/availability.js";
 
 export { ok, fail, isToolResult } from "./dispatch/result.js";
 export type { HookKind } from "./dispatch/hooks.js";
@@ -57,8 +57,16 @@ export {
 } from "./definitions/get-tool-definitions.js";
 export { exportTools, EXPORT_FORMATS, type ExportFormat, type ExportableTool } from "./adapters/index.js";
 
-export { ToolsetCatalog, BUILTIN_TOOLSETS, LEGACY_TOOLSETS, closeMatches } from "./toolsets/index.js";
-export type { ResolveResult, SelectOptions, ToolIndex, ToolsetDefinition } from "./toolsets/index.js";
+export {
+  ToolsetCatalog,
+  BUILTIN_TOOLSETS,
+  LEGACY_TOOLSETS,
+  UnknownToolsetError,
+  closeMatches,
+  describeUnknownToolset,
+  findUnknownToolsets,
+} from "./toolsets/index.js";
+export type { ResolveResult, SelectOptions, ToolIndex, ToolsetDefinition, ToolsetListName, ToolsetNames, UnknownToolset } from "./toolsets/index.js";
 
 export {
   discoverBuiltinTools,
@@ -70,7 +78,7 @@ export {
 
 export { loadConfig, getConfig, clearConfigCache, type LoadedConfig } from "./config/load-config.js";
 export { mibyanHome, configPath } from "./config/home.js";
-export { ConfigError } from "./config/config-error.js";
+export { ConfigError, type ConfigErrorDetails, type ConfigErrorKind } from "./config/config-error.js";
 export { validateConfig, type ConfigValidation, type MibyanConfig, type ValidateConfigOptions } from "./config/config-schema.js";
 export { applyConfig } from "./config/apply-config.js";
 
@@ -138,7 +146,7 @@ export { runLocal, type CommandRunner, type RunLocalOptions, type RunResult } fr
 export { SANDBOX_MODES, parseSandboxSetting, type SandboxMode, type SandboxPolicy } from "./sandbox/policy.js";
 export { sandboxStatus, type SandboxStatus } from "./sandbox/command-sandbox.js";
 export { SandboxConfigError, SandboxUnavailableError } from "./sandbox/errors.js";
-export { BACKENDS, BACKEND_NAMES } from "./environments/backends.js";
+export { BACKENDS, BACKEND_NAMES, UnknownBackendError, isBackendName, type BackendName } from "./environments/backends.js";
 export type { SandboxCommand, SandboxCommandEnd, SandboxTransport } from "./environments/sandbox-transport.js";
 export { SandboxEnvironment, createSandboxFactory, type SandboxBackendSpec, type SandboxEnvironmentOptions } from "./environments/sandbox-environment.js";
 
