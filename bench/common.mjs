@@ -86,3 +86,21 @@ export async function measureMemory(run, { intervalMs, heap = false, gcEachSampl
   }
   return figures;
 }
+
+/** A row for a figure reported against its same-run baseline, with no target: nanoseconds per operation. */
+export function reportedNsRow({ name, label, value, baseline, baselineLabel }) {
+  return {
+    name,
+    label,
+    value: round(value.ns, 0),
+    unit: "ns",
+    baseline: round(baseline.ns, 0),
+    baselineLabel,
+    ratio: round(value.ns / baseline.ns, 2),
+    samples: value.samples,
+    target: null,
+    targetOn: null,
+    targetText: "(reported)",
+    met: true,
+  };
+}

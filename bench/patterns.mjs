@@ -10,7 +10,7 @@
  */
 import { createRequire } from "node:module";
 import { Bench } from "tinybench";
-import { round } from "./common.mjs";
+import { reportedNsRow } from "./common.mjs";
 
 const BATCH = 1000;
 const DAY = "^\\d{4}-\\d{2}-\\d{2}$";
@@ -88,20 +88,7 @@ export async function benchPatterns({ quick, note }) {
   ]) {
     const value = ns(`${key}-re2js`);
     const baseline = ns(`${key}-builtin`);
-    rows.push({
-      name: `patterns.${key}`,
-      label,
-      value: round(value.ns, 0),
-      unit: "ns",
-      baseline: round(baseline.ns, 0),
-      baselineLabel,
-      ratio: round(value.ns / baseline.ns, 2),
-      samples: value.samples,
-      target: null,
-      targetOn: null,
-      targetText: "(reported)",
-      met: true,
-    });
+    rows.push(reportedNsRow({ name: `patterns.${key}`, label, value, baseline, baselineLabel }));
   }
   return rows;
 }

@@ -9,7 +9,7 @@
  * - `results.object.postHook`: the same with one post-hook that changes nothing.
  */
 import { Bench } from "tinybench";
-import { round } from "./common.mjs";
+import { reportedNsRow } from "./common.mjs";
 
 const BATCH = 1000;
 
@@ -56,20 +56,7 @@ export async function benchResults({ quick, note }) {
     ["dispatch+posthook", "results.object.postHook", "dispatch, 20-row object result, 1 post-hook"],
   ]) {
     const value = ns(task);
-    out.push({
-      name,
-      label,
-      value: round(value.ns, 0),
-      unit: "ns",
-      baseline: round(baseline.ns, 0),
-      baselineLabel: "await handler() + JSON.stringify",
-      ratio: round(value.ns / baseline.ns, 2),
-      samples: value.samples,
-      target: null,
-      targetOn: null,
-      targetText: "(reported)",
-      met: true,
-    });
+    out.push(reportedNsRow({ name, label, value, baseline, baselineLabel: "await handler() + JSON.stringify" }));
   }
   return out;
 }
