@@ -1,0 +1,146 @@
+/**
+ * The `mibyan` command line as a commander program: every command, its options, help and usage
+ * errors. Loaded only when the fast path (fast-path.ts) does not take the command line.
+ */
+import { readFileSync } from "node:fs";
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { boot, callAction, checkAction, toolsAction } from "./actions.js";
+import { describeThrown } from "../util/text.js";
+
+const FORMATS = ["openai", "responses", "anthropic", "gemini", "raw", "strict"] as const;
+
+function list(value: string): string[] {
+  const items = value.split(",").map((item) => item.trim()).filter((item) => item !== "");
+  if (items.length === 0) throw new InvalidArgumentError("expected a comma-separated list of toolset names");
+  return items;
+}
+
+function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+  return manifest.version;
+}
+
+function buildProgram(): Command {
+  const program = new Command("mibyan")
+    .description("Run and inspect mibyan-tools: the tool runtime for LLM agents.")
+    .version(packageVersion(), "-V, --version", "print the version")
+    .showHelpAfterError("(run mibyan --help for usage)")
+    .exitOverride();
+
+  program
+    .command("tools")
+    .description("List toolsets and their tools, with availability and why a tool is unavailable.")
+    .option("--json", "print JSON: {toolsets:[{name,description,available,tools:[{name,available,reason}]}], sandbox:{mode,network,writableRoots,active,reason,version}}")
+    .action(toolsAction);
+
+  program
+    .command("definitions")
+    .description("Print the tool definitions a model would receive, as a JSON array.")
+    .option("--enable <toolsets>", "only these toolsets (comma-separated)", list)
+    .option("--disable <toolsets>", "leave out these toolsets (comma-separated)", list)
+    .addOption(new Option("--format <format>", "provider format").choices(FORMATS).default("openai"))
+    .action(async (options: { enable?: string[]; disable?: string[]; format: (typeof FORMATS)[number] }) => {
+      const runtime = await boot();
+      const { runDefinitionsCommand } = await import("./commands/definitions.js");
+      runDefinitionsCommand(runtime, options);
+    });
+
+  program
+    .command("call")
+    .description("Run one tool call through the full dispatch path and print the model-facing result (exit 1 when it is an error).")
+    .argument("<tool>", "tool name")
+    .argument("[json-args]", "arguments as a JSON object ('-' reads them from stdin)", "{}")
+    .option("--session <id>", "the session the call belongs to")
+    .option("--task <id>", "the task the call belongs to")
+    .action(callAction);
+
+  program
+    .command("check")
+    .description("Check commands with the dangerous-command detection (what the approval gate would see). Exit status: 0 safe, 1 needs approval, 3 hardline, 2 usage error.")
+    .argument("[command]", "the command to check")
+    .option("--stdin", "read commands from stdin, one JSON string per line; print one JSON object per line")
+    .option("--json", "print JSON: {command,verdict,dangerous,hardline,analysable,unanalysable,matches:[{rule,description,category,hardline,prefix,id}]}")
+    .action(async (command: string | undefined, options: { stdin?: boolean; json?: boolean }) => {
+      if (options.stdin) {
+        if (command !== undefined) throw new InvalidArgumentError("give either a command or --stdin, not both");
+        const { checkStdin } = await import("./commands/check.js");
+        process.exitCode = await checkStdin();
+      } else if (command === undefined) {
+        throw new InvalidArgumentError("give a command to check, or --stdin");
+      } else {
+        await checkAction(command, options);
+      }
+    });
+
+  const approvals = program
+    .command("approvals")
+    .description("List or revoke the persisted (always) command approvals in config.yaml.");
+  approvals
+    .command("list", { isDefault: true })
+    .description("List persisted approvals (rule, command prefix, backend).")
+    .option("--json", "print JSON: {approvals:[{id,rule,prefix,backend,added}]}")
+    .action(async (options: { json?: boolean }) => {
+      const { listCommand } = await import("./commands/approvals.js");
+      process.exitCode = listCommand(options.json === true);
+    });
+  approvals
+    .command("revoke")
+    .description("Revoke one persisted approval by its id.")
+    .argument("<id>", "the approval's id, as mibyan approvals list shows it")
+    .option("--json", "print JSON: {revoked:{id,rule,prefix,backend}}")
+    .action(async (id: string, options: { json?: boolean }) => {
+      const { revokeCommand } = await import("./commands/approvals.js");
+      process.exitCode = await revokeCommand(id, options.json === true);
+    });
+
+  const processes = program
+    .command("processes")
+    .description("List or show the background processes of a session and their retained results (reads only; adopts nothing).");
+  processes
+    .command("list", { isDefault: true })
+    .description("List the session's running processes and the results of ended ones.")
+    .option("--session <id>", "the session whose processes to list (default: default, as mibyan call)")
+    .option("--json", "print JSON: {session,running:[...],ended:[...]}")
+    .action(async (options: { session?: string; json?: boolean }) => {
+      const { listProcessesCommand } = await import("./commands/processes.js");
+      process.exitCode = await listProcessesCommand(options);
+    });
+  processes
+    .command("show")
+    .description("Show one process: the receipt (exit code, output) of an ended one, or the state of a running one.")
+    .argument("<id>", "the process id (proc_...), as terminal or mibyan processes shows it")
+    .option("--session <id>", "the session the process belongs to (default: default, as mibyan call)")
+    .option("--json", "print the receipt as JSON (snake_case fields)")
+    .action(async (id: string, options: { session?: string; json?: boolean }) => {
+      const { showProcessCommand } = await import("./commands/processes.js");
+      process.exitCode = await showProcessCommand(id, options);
+    });
+
+  return program;
+}
+
+/** Parses `argv` with commander and runs the command; sets the exit status. */
+export async function runProgram(argv: readonly string[]): Promise<void> {
+  const program = buildProgram();
+  if (argv.length <= 2) {
+    program.outputHelp({ error: true });
+    process.exitCode = 2;
+    return;
+  }
+  try {
+    await program.parseAsync(argv as string[]);
+  } catch (thrown) {
+    if (thrown instanceof InvalidArgumentError) {
+      process.stderr.write(`mibyan: ${thrown.message}\n(run mibyan --help for usage)\n`);
+      process.exitCode = 2;
+      return;
+    }
+    if (thrown instanceof CommanderError) {
+      // Commander already printed the message; help and version exit 0.
+      process.exitCode = thrown.exitCode === 0 ? 0 : 2;
+      return;
+    }
+    process.stderr.write(`mibyan: ${thrown instanceof Error && thrown.name === "ConfigError" ? thrown.message : describeThrown(thrown)}\n`);
+    process.exitCode = 2;
+  }
+}
