@@ -10,8 +10,6 @@
  * `--stdin` exits with the most severe of its lines: 2 if any line is malformed,
  * else 3 if any is hardline, else 1 if any needs approval, else 0.
  */
-import { createInterface } from "node:readline";
-
 import { approvalId } from "../../approval/flow/keys.js";
 import type { Detection, RuleCategory } from "../../approval/types.js";
 
@@ -93,7 +91,7 @@ export async function checkOne(command: string, json: boolean): Promise<number> 
  * exit status 2; the other lines are still checked.
  */
 export async function checkStdin(input: NodeJS.ReadableStream = process.stdin): Promise<number> {
-  const { detectAsync } = await import("../../approval/detection/index.js");
+  const [{ detectAsync }, { createInterface }] = await Promise.all([import("../../approval/detection/index.js"), import("node:readline")]);
   let status = 0;
   let malformed = false;
   let lineNumber = 0;
