@@ -15,7 +15,6 @@
  * the parse and the model walk, nothing else.
  */
 
-import { createRequire } from "node:module";
 import type { Parser, ParseOptions as TreeSitterParseOptions, Tree } from "web-tree-sitter";
 import { buildScript, type BuildState } from "./build-model.js";
 import { fastSyntaxTree } from "./fast-parse.js";
@@ -111,8 +110,9 @@ export function initShellParser(): Promise<void> {
 }
 
 async function load(): Promise<void> {
-  const require = createRequire(import.meta.url);
-  const wasmPath = require.resolve("tree-sitter-bash/tree-sitter-bash.wasm");
+  // node:module here, not at the top: a CLI run that never needs the grammar does not load it.
+  const { createRequire } = await import("node:module");
+  const wasmPath = createRequire(import.meta.url).resolve("tree-sitter-bash/tree-sitter-bash.wasm");
   const treeSitter = await import("web-tree-sitter");
   // The options object becomes the emscripten module, with its exported functions on it
   // (when web-tree-sitter was not initialised before in this process: then it stays empty).
