@@ -4,6 +4,12 @@
  * format straight from the command line.
  */
 import type { ExportableTool } from "./types.js";
+import type { OpenAIToolDefinition } from "../registry/types.js";
+import type { ResponsesToolDefinition } from "./responses.js";
+import type { AnthropicToolDefinition } from "./anthropic.js";
+import type { GeminiFunctionDeclaration } from "./gemini.js";
+import type { OpenAIStrictToolDefinition } from "./strict.js";
+import type { RawToolSchema } from "./raw.js";
 import { toOpenAI } from "./openai.js";
 import { toResponses } from "./responses.js";
 import { toAnthropic } from "./anthropic.js";
@@ -21,6 +27,23 @@ export { toOpenAI, toResponses, toAnthropic, toGemini, toOpenAIStrict, toRaw };
 
 export type ExportFormat = "openai" | "responses" | "anthropic" | "gemini" | "strict" | "raw";
 
+/**
+ * What one tool becomes in each format, so `exportTools(tools, "anthropic")` and
+ * `getToolDefinitions({ format: "anthropic" })` are typed for the SDK the caller passes them to.
+ * A format only known at run time (`ExportFormat`) gives the union.
+ */
+export interface ExportFormatDefinitions {
+  openai: OpenAIToolDefinition;
+  responses: ResponsesToolDefinition;
+  anthropic: AnthropicToolDefinition;
+  gemini: GeminiFunctionDeclaration;
+  strict: OpenAIStrictToolDefinition;
+  raw: RawToolSchema;
+}
+
+/** One exported tool definition in `format`. */
+export type ToolDefinitionFor<F extends ExportFormat> = ExportFormatDefinitions[F];
+
 export const EXPORT_FORMATS: readonly ExportFormat[] = Object.freeze([
   "openai",
   "responses",
@@ -35,7 +58,8 @@ export function isExportFormat(value: unknown): value is ExportFormat {
 }
 
 /** Converts every tool to `format`. Throws a `TypeError` for a format name it does not know (the CLI passes user input). */
-export function exportTools(tools: readonly ExportableTool[], format: ExportFormat): unknown[] {
+export function exportTools<F extends ExportFormat>(tools: readonly ExportableTool[], format: F): ToolDefinitionFor<F>[];
+export function exportTools(tools: readonly ExportableTool[], format: ExportFormat): ToolDefinitionFor<ExportFormat>[] {
   switch (format) {
     case "openai":
       return tools.map((t) => toOpenAI(t.schema));

@@ -1,7 +1,7 @@
 import type { FunctionSchema, OpenAIToolDefinition, ToolEntry } from "../registry/types.js";
 import type { ToolRegistry } from "../registry/tool-registry.js";
 import { registry as defaultRegistry } from "../registry/singleton.js";
-import { exportTools, type ExportFormat } from "../adapters/index.js";
+import { exportTools, type ExportFormat, type ToolDefinitionFor } from "../adapters/index.js";
 import { checkSchemaLimits } from "../schema/limits.js";
 import { describeThrown } from "../util/text.js";
 import { findUnknownToolsets, UnknownToolsetError } from "../toolsets/unknown-toolset.js";
@@ -79,8 +79,14 @@ export function selectTools(options: GetToolDefinitionsOptions = {}): SelectedTo
   return { tools, warnings, leftOut };
 }
 
-export function getToolDefinitions(options: GetToolDefinitionsOptions & { format?: "openai" }): OpenAIToolDefinition[];
-export function getToolDefinitions(options: GetToolDefinitionsOptions): unknown[];
+/**
+ * Typed by `format`: no format (or `"openai"`) gives `OpenAIToolDefinition[]`, `"anthropic"` gives
+ * `AnthropicToolDefinition[]`, and so on (`ExportFormatDefinitions`); a format known only at run time
+ * gives the union.
+ */
+export function getToolDefinitions(options?: GetToolDefinitionsOptions & { format?: "openai" | undefined }): OpenAIToolDefinition[];
+export function getToolDefinitions<F extends ExportFormat>(options: GetToolDefinitionsOptions & { format: F }): ToolDefinitionFor<F>[];
+export function getToolDefinitions(options: GetToolDefinitionsOptions): ToolDefinitionFor<ExportFormat>[];
 export function getToolDefinitions(options: GetToolDefinitionsOptions = {}): unknown[] {
   const target = options.registry ?? defaultRegistry;
   const { tools, warnings, leftOut } = selectTools(options);

@@ -8,7 +8,7 @@ import { withoutOptionalNulls } from "./optional-nulls.js";
 import { withScalarStringsCoerced } from "./coerce-arguments.js";
 import { CallContext } from "./call-context.js";
 import { hookName, type HookSet } from "./hooks.js";
-import { unknownToolMessage } from "./unknown-tool.js";
+import { outsideSessionResult, unknownToolResult } from "./unknown-tool.js";
 import { checkSerialisable, describeThrownSafely, fail, isToolResult, resultFromHandlerValue } from "./result.js";
 
 /** What the pipeline needs from a registry; kept narrow so the pipeline has no import of the registry. */
@@ -19,6 +19,8 @@ export interface DispatchHost {
   lookup(name: string): ToolEntry | undefined;
   /** The registered tool names, for suggestions when a call names an unknown one (optional: no suggestions without it). */
   readonly names?: Iterable<string>;
+  /** Whether built-in tools were registered here; an unknown built-in name then gets no `discoverBuiltinTools()` hint. */
+  readonly builtinsRegistered?: boolean;
   isAgentLoopTool(name: string): boolean;
   availabilityOf(entry: ToolEntry): Availability;
   validatorFor(entry: ToolEntry): ArgumentValidator;
@@ -117,7 +119,7 @@ function afterPreHooks(host: DispatchHost, state: PreHookState, ctx: CallContext
   let entry: ToolEntry | undefined;
   let result: ToolResult | Promise<ToolResult>;
   if (ctx.allowedTools !== undefined && !ctx.allowedTools.has(call.name)) {
-    result = fail(`Tool ${call.name} is not enabled for this session`, "unavailable");
+    result = outsideSessionResult(host, call.name, ctx.allowedTools);
   } else if (host.isAgentLoopTool(call.name)) {
     result = fail(
       `${call.name} is an agent-loop tool: the agent loop must handle it (pass an agentLoop handler to handleFunctionCall); the registry cannot run it`,
@@ -125,7 +127,7 @@ function afterPreHooks(host: DispatchHost, state: PreHookState, ctx: CallContext
     );
   } else {
     entry = host.lookup(call.name);
-    result = entry === undefined ? fail(unknownToolMessage(call.name, host.names, ctx.allowedTools), "unknown_tool") : checkAndRun(host, entry, call, ctx, options);
+    result = entry === undefined ? unknownToolResult(host, call.name, ctx.allowedTools) : checkAndRun(host, entry, call, ctx, options);
   }
   if (isThenable(result)) return result.then((settled) => afterRun(host, call, settled, ctx, entry));
   return afterRun(host, call, result, ctx, entry);

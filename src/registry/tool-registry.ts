@@ -25,6 +25,7 @@ import { compileJsonSchemaValidator, compileStandardSchemaValidator, type Argume
 import { ToolsetCatalog } from "../toolsets/catalog.js";
 import type { ToolIndex } from "../toolsets/types.js";
 import { createStderrLogger } from "../util/logger.js";
+import { describeSource, sameSource } from "./source.js";
 
 export interface ToolRegistryOptions {
   logger?: Logger;
@@ -75,6 +76,7 @@ export class ToolRegistry implements DispatchHost {
   /** Source stamped on registrations that name none (discovery sets `builtin` while importing built-ins). */
   defaultSource: ToolSource = { kind: "user" };
   private readonly agentLoopTools: Set<string>;
+  private builtinsSeen = false;
 
   constructor(options: ToolRegistryOptions = {}) {
     this.logger = options.logger ?? createStderrLogger();
@@ -112,10 +114,24 @@ export class ToolRegistry implements DispatchHost {
       this.logger.error(refusal);
       return undefined;
     }
+    const replaced = this.tools.get(entry.name);
+    if (replaced !== undefined && !sameSource(replaced.source, entry.source)) {
+      // Replacing within a toolset is allowed, but never silently when it swaps a built-in
+      // (its approval gate, say) or another party's tool for this one; a source replacing its own tool is routine.
+      this.logger.warn(
+        `Tool "${entry.name}" (${describeSource(replaced.source)}, toolset "${replaced.toolset}") was replaced by a registration from ${describeSource(entry.source)}`,
+      );
+    }
     const frozen = Object.freeze(entry);
     this.tools.set(frozen.name, frozen);
+    if (frozen.source.kind === "builtin") this.builtinsSeen = true;
     this.generationCounter++;
     return frozen;
+  }
+
+  /** Whether a built-in tool was ever registered here (by `discoverBuiltinTools()`); unknown-tool answers hint at it otherwise. */
+  get builtinsRegistered(): boolean {
+    return this.builtinsSeen;
   }
 
   registerMany(inputs: readonly RegisterInput[]): (ToolEntry | undefined)[] {
