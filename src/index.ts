@@ -56,6 +56,16 @@ export {
   type ToolSelection,
 } from "./definitions/get-tool-definitions.js";
 export { exportTools, EXPORT_FORMATS, type ExportFormat, type ExportableTool } from "./adapters/index.js";
+export { toOpenAI, toResponses, toAnthropic, toGemini, toOpenAIStrict, toRaw, isExportFormat } from "./adapters/index.js";
+export type {
+  ExportFormatDefinitions,
+  ToolDefinitionFor,
+  ResponsesToolDefinition,
+  AnthropicToolDefinition,
+  GeminiFunctionDeclaration,
+  OpenAIStrictToolDefinition,
+  RawToolSchema,
+} from "./adapters/index.js";
 
 export {
   ToolsetCatalog,
