@@ -34,10 +34,10 @@ import path from "node:path";
 import type { BackendInfo } from "../approval/flow/types.js";
 import { expandTilde } from "../config/home.js";
 import { getConfig } from "../config/load-config.js";
-import { createCommandSandbox, sandboxStatus, type CommandSandbox, type SandboxStatus } from "../sandbox/command-sandbox.js";
-import { SandboxUnavailableError } from "../sandbox/errors.js";
+import { createCommandSandbox, type CommandSandbox, type SandboxStatus } from "../sandbox/command-sandbox.js";
 import { configuredSandboxPolicy, type SandboxPolicy } from "../sandbox/policy.js";
 import { ABORT_EXIT_CODE, spawnGroup } from "../terminal/process-group.js";
+import { localSandboxProblem } from "./local-sandbox-check.js";
 import { statePaths, wrapCommand, wrapOptionsFor, type ShellStatePaths } from "./shell-state.js";
 import type { Environment, EnvironmentFactory, ExecOptions, ExecResult } from "./types.js";
 import type { EnvVars } from "../util/env-vars.js";
@@ -324,17 +324,8 @@ export class LocalEnvironment implements Environment {
   }
 }
 
-/**
- * Why the configured sandbox cannot be used here, or undefined (off, or it
- * works). Throws `SandboxConfigError` on malformed settings (the manager
- * reports that as an invalid configuration).
- */
-export function localSandboxProblem(options: Pick<LocalEnvironmentOptions, "sandbox" | "sandboxProgram"> = {}): string | undefined {
-  const policy = options.sandbox ?? configuredSandboxPolicy();
-  if (policy.mode === "off") return undefined;
-  const status = sandboxStatus(policy, options.sandboxProgram);
-  return status.active ? undefined : new SandboxUnavailableError(status.reason ?? "bubblewrap cannot be used").message;
-}
+// In a module of its own so that the terminal tool's availability check does not load this backend.
+export { localSandboxProblem };
 
 /** A `local` factory with options (the default `localFactory` has none). */
 export function createLocalFactory(options: LocalEnvironmentOptions = {}): EnvironmentFactory {

@@ -32,6 +32,7 @@ import { getConfig } from "../config/load-config.js";
 import { BACKENDS, UnknownBackendError, type BackendLoader, type BackendName } from "./backends.js";
 import { exitHooks } from "./exit-hooks.js";
 import { ManagedEnvironment } from "./managed-environment.js";
+import { setSharedEnvironmentManager, sharedEnvironmentManager } from "./shared-manager.js";
 import type { EnvironmentFactory, EnvironmentProvider } from "./types.js";
 
 export { ManagedEnvironment };
@@ -381,24 +382,26 @@ async function settleAll(promises: Promise<unknown>[]): Promise<void> {
 // The process-wide manager
 // ---------------------------------------------------------------------------
 
-let shared: EnvironmentManager | undefined;
-
 /**
  * The manager the built-in tools use, created on first use with the defaults (config-driven backend and idle
  * timeout). `Custom`: the names of backends you registered on it, for `setBackend` to accept them.
  */
 export function getEnvironmentManager<Custom extends string = never>(): EnvironmentManager<Custom> {
-  shared ??= new EnvironmentManager();
+  let shared = sharedEnvironmentManager();
+  if (shared === undefined) {
+    shared = new EnvironmentManager();
+    setSharedEnvironmentManager(shared);
+  }
   return shared as EnvironmentManager<Custom>;
 }
 
 /** Whether the process-wide manager exists yet (availability checks ask it only then, never creating it). */
 export function peekEnvironmentManager(): EnvironmentManager | undefined {
-  return shared;
+  return sharedEnvironmentManager();
 }
 
 /** Replaces the process-wide manager (the previous one is not closed). Returns the new one. */
 export function setEnvironmentManager(manager: EnvironmentManager): EnvironmentManager {
-  shared = manager;
+  setSharedEnvironmentManager(manager);
   return manager;
 }
