@@ -47,29 +47,27 @@ import {
   type ToolResultMessage,
 } from "./sandbox-prelude.js";
 import type { EnvVars } from "../util/env-vars.js";
+import {
+  CODE_OUTPUT_HEAD_RATIO,
+  DEFAULT_CODE_OUTPUT_CHARS,
+  DEFAULT_CODE_TIMEOUT_SECONDS,
+  DEFAULT_MAX_TOOL_CALLS,
+  EXECUTE_CODE_TOOL,
+  MAX_CODE_TIMEOUT_SECONDS,
+  SANDBOX_TOOLS,
+} from "./limits.js";
 
-/** The name of the tool that runs programs (it can never be called from one). */
-export const EXECUTE_CODE_TOOL = "execute_code";
+// The tool's name, allow-list and limits live in ./limits.ts, which the schema (loaded whenever tools are listed) imports without this module.
+export {
+  CODE_OUTPUT_HEAD_RATIO,
+  DEFAULT_CODE_OUTPUT_CHARS,
+  DEFAULT_CODE_TIMEOUT_SECONDS,
+  DEFAULT_MAX_TOOL_CALLS,
+  EXECUTE_CODE_TOOL,
+  MAX_CODE_TIMEOUT_SECONDS,
+  SANDBOX_TOOLS,
+};
 
-/** Tools a program may call, when they are registered and available. */
-export const SANDBOX_TOOLS: readonly string[] = Object.freeze([
-  "terminal",
-  "read_file",
-  "write_file",
-  "patch",
-  "search_files",
-  "web_search",
-  "web_extract",
-]);
-
-export const DEFAULT_CODE_TIMEOUT_SECONDS = 60;
-export const MAX_CODE_TIMEOUT_SECONDS = 300;
-/** Tool calls one program may make. */
-export const DEFAULT_MAX_TOOL_CALLS = 50;
-/** Output (stdout + stderr) kept, in characters. */
-export const DEFAULT_CODE_OUTPUT_CHARS = 50_000;
-/** Share of the output cap kept from the start; the rest comes from the end (where errors are). */
-export const CODE_OUTPUT_HEAD_RATIO = 0.4;
 /** SIGTERM → SIGKILL grace period on timeout or abort. */
 export const DEFAULT_CODE_KILL_GRACE_MS = 1_000;
 

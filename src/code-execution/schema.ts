@@ -22,7 +22,7 @@ import {
   EXECUTE_CODE_TOOL,
   MAX_CODE_TIMEOUT_SECONDS,
   SANDBOX_TOOLS,
-} from "./run-code.js";
+} from "./limits.js";
 
 /** One tool callable from programs, as the description lists it. */
 export interface SandboxToolSummary {
