@@ -15,6 +15,7 @@
 import { ToolDefinitionError } from "../registry/errors.js";
 import { compileLinearPattern } from "./linear-regexp.js";
 import { patternCost } from "./pattern-cost.js";
+import { isEcmaPattern, schemaKeywordProblem, SUBSCHEMA_KEYWORDS } from "./structure.js";
 
 export const SCHEMA_LIMITS = Object.freeze({
   /** JSON nesting levels (objects and arrays); one level of schema is about two (`properties` → name). */
@@ -47,11 +48,14 @@ interface Pending {
   readonly path: string;
   readonly depth: number;
   readonly role: Role;
+  /** Reached through keywords that hold schemas (not the value of a keyword Ajv ignores): its keywords are checked. */
+  readonly checked: boolean;
 }
 
 /**
  * Throws `ToolDefinitionError` when `schema` is cyclic, not JSON, or past a
- * limit, or has a pattern the linear-time engine cannot run. Compiles each
+ * limit, has a keyword Ajv would refuse (structure.ts), or has a pattern that
+ * is invalid or that the linear-time engine cannot run. Compiles each
  * pattern once, which also warms the cache the validator uses.
  */
 export function checkSchemaLimits(toolName: string, schema: unknown, options: { patterns?: boolean } = {}): void {
@@ -61,7 +65,7 @@ export function checkSchemaLimits(toolName: string, schema: unknown, options: { 
   };
   const at = (path: string) => (path === "" ? "the parameters" : `parameters${path}`);
   const ancestors = new Set<object>();
-  const pending: (Pending | { readonly leave: object })[] = [{ value: schema, path: "", depth: 0, role: "schema" }];
+  const pending: (Pending | { readonly leave: object })[] = [{ value: schema, path: "", depth: 0, role: "schema", checked: true }];
   let values = 0;
   let chars = 0;
   let patternTotal = 0;
@@ -81,6 +85,10 @@ export function checkSchemaLimits(toolName: string, schema: unknown, options: { 
     try {
       compileLinearPattern(pattern);
     } catch (thrown) {
+      const reason = (thrown as Error).message.replace(/^error parsing regexp: /, "");
+      if (!isEcmaPattern(pattern)) {
+        refuse(`the pattern ${JSON.stringify(pattern.slice(0, 100))} at ${at(path)} is not a valid regular expression: ${reason}`);
+      }
       refuse(
         `the pattern ${JSON.stringify(pattern.slice(0, 100))} at ${at(path)} cannot run on the linear-time regex engine ` +
           `(it has no backreferences or lookaround, and no repetition count over 1000): ${(thrown as Error).message}`,
@@ -94,7 +102,7 @@ export function checkSchemaLimits(toolName: string, schema: unknown, options: { 
       ancestors.delete(task.leave);
       continue;
     }
-    const { value, path, depth, role } = task;
+    const { value, path, depth, role, checked } = task;
     if (++values > SCHEMA_LIMITS.maxValues) refuse(`its schema has more than ${SCHEMA_LIMITS.maxValues} JSON values`);
     if (typeof value === "string") chars += value.length + 2;
     else if (typeof value === "bigint") refuse(`${at(path)} holds a BigInt, which has no JSON form`);
@@ -107,6 +115,8 @@ export function checkSchemaLimits(toolName: string, schema: unknown, options: { 
       const isArray = Array.isArray(value);
       const record = value as Record<string, unknown>;
       if (!isArray && role === "schema") {
+        const problem = checked ? schemaKeywordProblem(record) : undefined;
+        if (problem !== undefined) refuse(`${at(`${path}${problem[0]}`)} ${problem[1]}`);
         if (Array.isArray(record.enum) && record.enum.length > SCHEMA_LIMITS.maxEnumValues) {
           refuse(`the enum at ${at(`${path}.enum`)} has ${record.enum.length} values; the limit is ${SCHEMA_LIMITS.maxEnumValues}`);
         }
@@ -129,6 +139,7 @@ export function checkSchemaLimits(toolName: string, schema: unknown, options: { 
           path: isArray ? `${path}[${key}]` : `${path}.${key}`,
           depth: depth + 1,
           role: childRole(role, isArray, key),
+          checked: checked && (role === "map" || (role === "schema" && (isArray || SUBSCHEMA_KEYWORDS.has(key)))),
         });
       }
     }
