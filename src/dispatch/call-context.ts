@@ -12,6 +12,12 @@ export class CallContext implements ToolContext {
   readonly session?: unknown;
   readonly allowedTools?: ReadonlySet<string>;
   toolName: string;
+  /**
+   * Whether the handler (or a hook) read `signal`. A handler that never did
+   * cannot honour a cancellation, so dispatch does not wait for it to settle
+   * (see `CANCEL_GRACE_MS` in pipeline.ts).
+   */
+  signalRead = false;
   private controller?: AbortController;
   private readonly callerSignal?: AbortSignal;
 
@@ -29,6 +35,7 @@ export class CallContext implements ToolContext {
   }
 
   get signal(): AbortSignal {
+    this.signalRead = true;
     if (this.controller !== undefined) return this.controller.signal;
     if (this.callerSignal !== undefined) return this.callerSignal;
     this.controller = new AbortController();

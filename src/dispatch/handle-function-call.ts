@@ -4,12 +4,13 @@ import { registry as defaultRegistry } from "../registry/singleton.js";
 import { capText, describeThrown } from "../util/text.js";
 import type { AgentLoopHandler } from "./agent-loop.js";
 import { parseArguments } from "./arguments.js";
+import { redactForModel } from "../redaction/tool-output.js";
 import { fail, resultFromHandlerValue } from "./result.js";
 
 export interface HandleFunctionCallOptions extends CallOptions {
-  registry?: ToolRegistry;
+  registry?: ToolRegistry | undefined;
   /** The agent loop's own tools (todo, memory, ...), run before registry dispatch. */
-  agentLoop?: Readonly<Record<string, AgentLoopHandler>>;
+  agentLoop?: Readonly<Record<string, AgentLoopHandler>> | undefined;
 }
 
 export interface FunctionCallOutcome {
@@ -44,7 +45,7 @@ export async function handleFunctionCallDetailed(
     return { content: outcome.content, isError: !outcome.result.success, result: outcome.result };
   } catch (thrown) {
     const message = capText(`Error executing ${name}: ${describeThrown(thrown)}`, target.maxErrorChars);
-    return { content: JSON.stringify({ error: message }), isError: true, result: fail(message) };
+    return { content: JSON.stringify({ error: capText(redactForModel(message), target.maxErrorChars) }), isError: true, result: fail(message) };
   }
 }
 

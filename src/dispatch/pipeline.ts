@@ -3,13 +3,14 @@ import type { Availability } from "../registry/availability.js";
 import type { ArgumentValidator, ValidationOutcome } from "../schema/validator.js";
 import { describeIssues } from "../schema/validator.js";
 import { describeThrown, isThenable } from "../util/text.js";
+import { redactSecrets } from "../redaction/redact.js";
 import { parseArguments } from "./arguments.js";
 import { withoutOptionalNulls } from "./optional-nulls.js";
 import { withScalarStringsCoerced } from "./coerce-arguments.js";
 import { CallContext } from "./call-context.js";
 import { hookName, type HookSet } from "./hooks.js";
 import { outsideSessionResult, unknownToolResult } from "./unknown-tool.js";
-import { checkSerialisable, describeThrownSafely, fail, isToolResult, resultFromHandlerValue } from "./result.js";
+import { checkSerialisable, cutShortResult, describeThrownSafely, fail, isToolResult, resultFromHandlerValue, screenOutput } from "./result.js";
 
 /** What the pipeline needs from a registry; kept narrow so the pipeline has no import of the registry. */
 export interface DispatchHost {
@@ -24,6 +25,8 @@ export interface DispatchHost {
   isAgentLoopTool(name: string): boolean;
   availabilityOf(entry: ToolEntry): Availability;
   validatorFor(entry: ToolEntry): ArgumentValidator;
+  /** How long to wait for a cut-short handler to settle (default `CANCEL_GRACE_MS`; 0 does not wait). */
+  readonly cancelGraceMs?: number;
 }
 
 export interface CallOutcome {
@@ -134,12 +137,18 @@ function afterPreHooks(host: DispatchHost, state: PreHookState, ctx: CallContext
 }
 
 function afterRun(host: DispatchHost, call: ParsedToolCall, result: ToolResult, ctx: CallContext, entry: ToolEntry | undefined): CallOutcome | Promise<CallOutcome> {
-  if (host.hooks.post.length === 0) return { call, result, entry };
+  if (host.hooks.post.length === 0) return finalOutcome(call, result, entry);
   // Post-hooks saw a result already checked for serialisability; what they
   // leave (a replacement, or the same object changed in place) is checked again.
   const final = runPostHooks(host, call, result, ctx, 0);
-  if (isThenable(final)) return final.then((settled) => ({ call, result: checkSerialisable(call.name, settled, "post-hook"), entry }));
-  return { call, result: checkSerialisable(call.name, final, "post-hook"), entry };
+  if (isThenable(final)) return final.then((settled) => finalOutcome(call, checkSerialisable(call.name, settled, "post-hook"), entry));
+  return finalOutcome(call, checkSerialisable(call.name, final, "post-hook"), entry);
+}
+
+function finalOutcome(call: ParsedToolCall, result: ToolResult, entry: ToolEntry | undefined): CallOutcome {
+  // Output of a tool that is not built in is redacted when rendered for the model (result.ts).
+  if (entry !== undefined) screenOutput(result, entry.source);
+  return { call, result, entry };
 }
 
 function checkAndRun(
@@ -229,18 +238,35 @@ function runHandler(
       (thrown: unknown) => handlerFailure(thrown),
     );
   }
-  return raceHandler(entry.name, value, ctx, timeoutMs);
+  return raceHandler(host, entry.name, value, ctx, timeoutMs);
 }
 
 function handlerFailure(thrown: unknown): ToolResult {
   return fail(`Tool execution failed: ${describeThrownSafely(thrown)}`, "failed");
 }
 
-/** Settles with the handler, the time limit or the caller's cancellation, whichever comes first. */
-function raceHandler(name: string, pending: PromiseLike<unknown>, ctx: CallContext, timeoutMs: number): Promise<ToolResult> {
+/**
+ * How long dispatch waits, after a call's signal aborts (time limit or the
+ * caller's cancellation), for a handler that read its signal to settle with
+ * what it has: the terminal's partial output with `status: "cancelled"`, say.
+ * The terminal kills a process group with SIGTERM, then SIGKILL 2 s later,
+ * and waits up to 1 s more for it to be gone; 4 s covers that with a margin.
+ * A handler that never read its signal is not waited for at all.
+ */
+export const CANCEL_GRACE_MS = 4_000;
+
+/**
+ * Settles with the handler, the time limit or the caller's cancellation,
+ * whichever comes first. When the signal aborts first, a handler that read
+ * the signal gets `cancelGraceMs` to settle: its result is then kept as the
+ * data of the `timeout`/`cancelled` failure (see `cutShortResult`).
+ */
+function raceHandler(host: DispatchHost, name: string, pending: PromiseLike<unknown>, ctx: CallContext, timeoutMs: number): Promise<ToolResult> {
   return new Promise<ToolResult>((resolve) => {
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
+    /** The failure to return when the signal aborted before the handler settled. */
+    let cutShort: ToolResult | undefined;
     const caller = ctx.caller;
     const finish = (result: ToolResult): void => {
       if (settled) return;
@@ -249,15 +275,28 @@ function raceHandler(name: string, pending: PromiseLike<unknown>, ctx: CallConte
       caller?.removeEventListener("abort", onCancel);
       resolve(result);
     };
+    const stop = (failure: ToolResult, reason: unknown): void => {
+      if (settled || cutShort !== undefined) return;
+      cutShort = failure;
+      caller?.removeEventListener("abort", onCancel);
+      if (timer !== undefined) clearTimeout(timer);
+      ctx.abort(reason);
+      const grace = host.cancelGraceMs ?? CANCEL_GRACE_MS;
+      if (!ctx.signalRead || grace <= 0) {
+        finish(failure);
+        return;
+      }
+      // The handler may still deliver what it has; past the grace it is abandoned.
+      timer = setTimeout(() => finish(failure), grace);
+    };
     const onCancel = (): void => {
-      ctx.abort(caller?.reason);
-      finish(fail(`Tool ${name} was cancelled`, "cancelled"));
+      stop(fail(`Tool ${name} was cancelled`, "cancelled"), caller?.reason);
     };
     if (timeoutMs > 0) {
       timer = setTimeout(() => {
         const seconds = timeoutMs / 1000;
-        ctx.abort(new DOMException(`Tool ${name} timed out after ${seconds} s`, "TimeoutError"));
-        finish(fail(`Tool ${name} timed out after ${seconds} s`, "timeout"));
+        const message = `Tool ${name} timed out after ${seconds} s`;
+        stop(fail(message, "timeout"), new DOMException(message, "TimeoutError"));
       }, timeoutMs);
     }
     if (caller !== undefined) {
@@ -265,8 +304,12 @@ function raceHandler(name: string, pending: PromiseLike<unknown>, ctx: CallConte
       else caller.addEventListener("abort", onCancel, { once: true });
     }
     pending.then(
-      (value) => finish(resultFromHandlerValue(name, value)),
-      (thrown) => finish(handlerFailure(thrown)),
+      (value) => {
+        const result = resultFromHandlerValue(name, value);
+        finish(cutShort === undefined ? result : cutShortResult(cutShort, result));
+      },
+      // A handler that throws once its signal aborted (an AbortError) was simply cut short.
+      (thrown) => finish(cutShort ?? handlerFailure(thrown)),
     );
   });
 }
@@ -307,7 +350,7 @@ function runPostHooks(
 
 function postHookThrew(host: DispatchHost, call: ParsedToolCall, hook: PostHook, thrown: unknown): ToolResult {
   // Fail closed: a post-hook may be the one that redacts, so the result is withheld.
-  host.logger.warn(`post-hook ${hookName(hook)} threw on ${call.name}: ${describeThrown(thrown)}`);
+  host.logger.warn(`post-hook ${hookName(hook)} threw on ${call.name}: ${redactSecrets(describeThrown(thrown))}`);
   return fail(`Tool ${call.name} ran, but post-hook ${hookName(hook)} failed, so its result is withheld: ${describeThrown(thrown)}`, "hook_failed");
 }
 

@@ -1,5 +1,7 @@
-import type { ToolError, ToolErrorKind, ToolResult, ValidationIssue } from "../registry/types.js";
+import type { ToolError, ToolErrorKind, ToolResult, ToolSource, ValidationIssue } from "../registry/types.js";
 import { capText, describeThrown } from "../util/text.js";
+import { mayContainSecret } from "../redaction/redact.js";
+import { redactForModel } from "../redaction/tool-output.js";
 
 const TOOL_RESULT_KEYS = new Set(["success", "data", "error", "metadata"]);
 /** Larger string results are never parsed for an `error` field (they are passed on as successes). */
@@ -144,35 +146,109 @@ export interface RenderLimits {
 }
 
 /**
+ * Successes whose model-facing text must be redacted when rendered: output of
+ * a tool that is not built in (built-ins redact their own output, line for
+ * line) in which a secret may be. Only results that may hold one are added,
+ * so the common call pays one scan and no allocation. The typed result keeps
+ * the tool's data as it returned it: redaction is of what the model sees.
+ */
+const redactOnRender = new WeakSet<ToolResult>();
+
+/** Marks a final result for redaction when its tool is not built in and its text may hold a secret. */
+export function screenOutput(result: ToolResult, source: ToolSource | undefined): void {
+  if (!result.success || source?.kind === "builtin") return;
+  const data = result.data;
+  if (typeof data === "string") {
+    if (mayContainSecret(data)) redactOnRender.add(result);
+  } else if (data !== null && typeof data === "object") {
+    // The text checkSerialisable just made; without it, redact to be safe.
+    if (lastCheckedResult !== result || mayContainSecret(lastCheckedText)) redactOnRender.add(result);
+  }
+}
+
+/**
+ * The result of a call whose signal aborted (time limit or cancellation)
+ * before its handler settled, when the handler settled within the grace
+ * (pipeline.ts): the `timeout`/`cancelled` failure, carrying what the
+ * handler delivered as its `data` (the terminal's JSON with the partial
+ * output, exit code 130 and `status`). A handler's own failure without data
+ * adds its message; a result that cannot be sent is dropped.
+ */
+export function cutShortResult(failure: ToolResult, late: ToolResult): ToolResult {
+  const error = failure.error!;
+  const metadata = late.metadata;
+  let result: ToolResult;
+  if (late.success) {
+    if (late.data === undefined) return failure;
+    result = { success: false, data: late.data, error };
+  } else if (late.error?.kind === "invalid_result") {
+    return failure;
+  } else if (late.data !== undefined) {
+    result = { success: false, data: late.data, error };
+  } else {
+    result = { success: false, error: { kind: error.kind, message: `${error.message}: ${late.error?.message ?? "the tool reported a failure"}` } };
+  }
+  if (metadata !== undefined) result.metadata = metadata;
+  return result;
+}
+
+/**
+ * The text of a failure that carries the tool's own words: a handler's JSON
+ * error string (it may carry output and an exit code), or what a cut-short
+ * handler delivered — as written when it is itself an error JSON (the
+ * terminal's `{"output": ..., "exit_code": 130, "status": "cancelled"}`),
+ * otherwise `{"error": <why the call was cut short>, "output": <what it returned>}`.
+ */
+function ownFailureText(result: ToolResult): string | undefined {
+  const error = result.error;
+  const data = result.data;
+  if (data === undefined || error === undefined) return undefined;
+  if (error.kind === "failed") return typeof data === "string" ? data : undefined;
+  if (error.kind !== "timeout" && error.kind !== "cancelled") return undefined;
+  if (typeof data === "string" && !stringResult(data).success) return data;
+  try {
+    return JSON.stringify({ error: error.message, output: data });
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * The model-facing string: a success's data (strings verbatim, the rest as
  * JSON), or `{"error": ...}` for a failure. Always a well-formed string; an
- * over-long result becomes a JSON object with the head and tail kept.
+ * over-long result becomes a JSON object with the head and tail kept. Error
+ * texts of every tool, and the output of tools that are not built in, pass
+ * the redaction policy (`redactForModel`) on the way.
  */
 export function renderResult(toolName: string, result: ToolResult, limits: RenderLimits): string {
-  // A handler that wrote its own error JSON (it may carry output and an exit code) keeps it, within the result cap.
-  const ownErrorJson = !result.success && result.error?.kind === "failed" && typeof result.data === "string";
-  if (!result.success && !ownErrorJson) return renderError(result.error, limits.maxErrorChars);
   let text: string;
-  const data = result.data;
-  if (typeof data === "string") text = data;
-  else if (data === undefined) text = '{"success":true}';
-  else {
-    // Dispatch checked (and serialised) every success before it got here; a
-    // result built elsewhere is checked now, with the same message.
-    if (lastCheckedResult !== result) {
-      const checked = checkSerialisable(toolName, result, "returned");
-      if (!checked.success) return renderError(checked.error, limits.maxErrorChars);
+  if (!result.success) {
+    const own = ownFailureText(result);
+    if (own === undefined) return renderError(result.error, limits.maxErrorChars);
+    text = redactForModel(own);
+  } else {
+    const data = result.data;
+    if (typeof data === "string") text = data;
+    else if (data === undefined) text = '{"success":true}';
+    else {
+      // Dispatch checked (and serialised) every success before it got here; a
+      // result built elsewhere is checked now, with the same message.
+      if (lastCheckedResult !== result) {
+        const checked = checkSerialisable(toolName, result, "returned");
+        if (!checked.success) return renderError(checked.error, limits.maxErrorChars);
+      }
+      text = lastCheckedText;
+      lastCheckedResult = undefined;
+      lastCheckedText = "";
     }
-    text = lastCheckedText;
-    lastCheckedResult = undefined;
-    lastCheckedText = "";
+    if (redactOnRender.has(result)) text = redactForModel(text);
   }
   if (text.length <= limits.maxResultChars) return text;
-  return truncatedResult(text, limits.maxResultChars, result.success ? undefined : capText(result.error!.message, limits.maxErrorChars));
+  return truncatedResult(text, limits.maxResultChars, result.success ? undefined : capText(redactForModel(result.error!.message), limits.maxErrorChars));
 }
 
 function renderError(error: ToolError | undefined, maxErrorChars: number): string {
-  const message = capText(error?.message ?? "Tool call failed", maxErrorChars);
+  const message = capText(redactForModel(error?.message ?? "Tool call failed"), maxErrorChars);
   if (error?.issues !== undefined && error.issues.length > 0) {
     return JSON.stringify({ error: message, issues: error.issues.slice(0, 20).map(({ path, message: m }) => ({ path, message: m })) });
   }

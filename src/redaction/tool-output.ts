@@ -21,7 +21,8 @@
  */
 
 import { getConfig } from "../config/load-config.js";
-import { REDACTED, redactSecrets } from "./redact.js";
+import { REDACTED, mayContainSecret, redactSecrets } from "./redact.js";
+import { redactTextOrJson } from "./json.js";
 
 export { REDACTED };
 
@@ -110,4 +111,16 @@ export function keyBlockRangesOf(text: string): KeyBlockRange[] {
 export function textLineRedactor(text: string): (first: number, lines: string[]) => string[] {
   const ranges = keyBlockRangesOf(text);
   return (first, lines) => redactLines(lines).map((line, i) => (inKeyBlock(ranges, first + i + 1) ? REDACTED : line));
+}
+
+/**
+ * What dispatch sends the model from a tool it does not trust to redact
+ * itself (see docs/trust-model.md#what-is-redacted): error texts of every
+ * tool, and the output of tools that are not built in. JSON stays JSON.
+ * Under the same switch as every tool's output; the config is only read when
+ * the text could hold a secret, so text without one costs a single scan.
+ */
+export function redactForModel(text: string): string {
+  if (!mayContainSecret(text) || !redactOutputByConfig()) return text;
+  return redactTextOrJson(text);
 }

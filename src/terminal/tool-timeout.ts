@@ -4,6 +4,8 @@
  * cut short.
  */
 
+import { TIMEOUT_EXIT_CODE } from "./process-group-types.js";
+
 export interface TimeoutLimits {
   defaultSeconds: number;
   maxSeconds: number;
@@ -38,9 +40,35 @@ export interface KilledStatus {
   status: "timeout" | "cancelled";
 }
 
-/** The `error` and `status` fields for a run whose process group was killed; `subject` is "Command", "Program", ... */
-export function killedStatus(run: { timedOut: boolean; aborted: boolean }, subject: string, timeoutSeconds: number): KilledStatus | undefined {
+/**
+ * Whether an AbortSignal's reason says a time limit fired: dispatch aborts a
+ * call that ran past its `timeoutMs` with a `TimeoutError`, as
+ * `AbortSignal.timeout()` does.
+ */
+export function isTimeoutReason(reason: unknown): boolean {
+  return typeof reason === "object" && reason !== null && (reason as { name?: unknown }).name === "TimeoutError";
+}
+
+/**
+ * The `error` and `status` fields for a run whose process group was killed;
+ * `subject` is "Command", "Program", ... An abort whose reason is a time
+ * limit (the call's, not the tool's own `timeout`) is a `timeout` too.
+ */
+export function killedStatus(
+  run: { timedOut: boolean; aborted: boolean },
+  subject: string,
+  timeoutSeconds: number,
+  abortReason?: unknown,
+): KilledStatus | undefined {
   if (run.timedOut) return { error: `${subject} timed out after ${timeoutSeconds} seconds (process group killed)`, status: "timeout" };
+  if (run.aborted && isTimeoutReason(abortReason)) {
+    return { error: `${subject} was stopped by the call's time limit (process group killed)`, status: "timeout" };
+  }
   if (run.aborted) return { error: `${subject} was cancelled (process group killed)`, status: "cancelled" };
   return undefined;
+}
+
+/** The exit code to report: 124 (as for the tool's own timeout) when the call's time limit killed the run. */
+export function killedExitCode(run: { exitCode: number }, killed: KilledStatus | undefined): number {
+  return killed?.status === "timeout" ? TIMEOUT_EXIT_CODE : run.exitCode;
 }

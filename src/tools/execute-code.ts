@@ -41,7 +41,7 @@ import { registry } from "../registry/singleton.js";
 import type { FunctionSchema, ToolContext, ToolEntry } from "../registry/types.js";
 import { cleanTerminalOutput } from "../terminal/ansi.js";
 import { ABORT_EXIT_CODE } from "../terminal/process-group.js";
-import { killedStatus, parseTimeoutSeconds } from "../terminal/tool-timeout.js";
+import { killedExitCode, killedStatus, parseTimeoutSeconds } from "../terminal/tool-timeout.js";
 import { describeThrown } from "../util/text.js";
 import { sessionIdOf } from "./call-scope.js";
 
@@ -102,14 +102,16 @@ function validateCode(value: unknown): string {
 }
 
 /** The model-facing JSON string for a finished run (`redact`: secrets in the output replaced). */
-export function formatExecuteCodeResult(run: RunCodeResult, timeoutSeconds: number, redact = true): string {
+export function formatExecuteCodeResult(run: RunCodeResult, timeoutSeconds: number, redact = true, abortReason?: unknown): string {
   const output = cleanTerminalOutput(run.output);
+  // An abort whose reason is dispatch's time limit is a timeout (exit code 124), not a cancellation.
+  const killed = killedStatus(run, "Program", timeoutSeconds, abortReason);
   const result: ExecuteCodeToolResult = {
     output: redact ? redactText(output) : output,
-    exit_code: run.exitCode,
+    exit_code: killedExitCode(run, killed),
     tool_calls: run.toolCalls,
     error: run.error ?? null,
-    ...killedStatus(run, "Program", timeoutSeconds),
+    ...killed,
   };
   return JSON.stringify(result);
 }
@@ -160,7 +162,7 @@ export function createExecuteCodeHandler(options: ExecuteCodeHandlerOptions = {}
       maxToolCalls: options.maxToolCalls,
       maxOutputChars: options.maxOutputChars,
     });
-    return formatExecuteCodeResult(run, timeoutSeconds, redact());
+    return formatExecuteCodeResult(run, timeoutSeconds, redact(), ctx?.signal?.reason);
   };
 }
 

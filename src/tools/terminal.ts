@@ -46,7 +46,7 @@ import { redactionSwitch, redactText, type RedactOutputOption } from "../redacti
 import { cleanTerminalOutput } from "../terminal/ansi.js";
 import type { CommandRunner, RunResult } from "../terminal/local-runner.js";
 import { ptyCommand } from "../terminal/pty-command.js";
-import { killedStatus, parseTimeoutSeconds, type TimeoutLimits } from "../terminal/tool-timeout.js";
+import { killedExitCode, killedStatus, parseTimeoutSeconds, type TimeoutLimits } from "../terminal/tool-timeout.js";
 import { groupDigits } from "../util/format.js";
 import type { EnvVars } from "../util/env-vars.js";
 
@@ -234,13 +234,14 @@ async function checkLocalWorkdir(value: string): Promise<void> {
   if (!info.isDirectory()) throw new TerminalArgumentError(`workdir is not a directory: ${value}`);
 }
 
-function formatResult(run: RunResult, timeoutSeconds: number, redact: boolean): string {
+function formatResult(run: RunResult, timeoutSeconds: number, redact: boolean, abortReason: unknown): string {
   const output = cleanTerminalOutput(run.output);
+  const killed = killedStatus(run, "Command", timeoutSeconds, abortReason);
   const result: TerminalToolResult = {
     output: redact ? redactText(output) : output,
-    exit_code: run.exitCode,
+    exit_code: killedExitCode(run, killed),
     error: null,
-    ...killedStatus(run, "Command", timeoutSeconds),
+    ...killed,
   };
   return JSON.stringify(result);
 }
@@ -366,7 +367,7 @@ export function createTerminalHandler(options: TerminalHandlerOptions = {}) {
     } catch (err) {
       return errorResult((err as Error).message);
     }
-    return formatResult(run, timeoutSeconds, redactOutput());
+    return formatResult(run, timeoutSeconds, redactOutput(), ctx?.signal?.reason);
   };
 }
 
