@@ -8,17 +8,17 @@ import { findUnknownToolsets, UnknownToolsetError } from "../toolsets/unknown-to
 
 export interface ToolSelection {
   /** Only tools of these toolsets (composites, presets and legacy names expand). */
-  enabledToolsets?: readonly string[];
+  enabledToolsets?: readonly string[] | undefined;
   /** Tools of these toolsets are removed (from the enabled ones, or from all tools). */
-  disabledToolsets?: readonly string[];
+  disabledToolsets?: readonly string[] | undefined;
 }
 
 export interface GetToolDefinitionsOptions extends ToolSelection {
-  registry?: ToolRegistry;
+  registry?: ToolRegistry | undefined;
   /** Output format (default `openai`). */
-  format?: ExportFormat;
+  format?: ExportFormat | undefined;
   /** Do not log selection warnings (they are still returned by `selectTools`). A tool left out is always logged. */
-  quiet?: boolean;
+  quiet?: boolean | undefined;
   /**
    * What a name in `enabledToolsets`/`disabledToolsets` that matches no toolset does.
    * `"error"` (default): throw `UnknownToolsetError` (with close matches) before selecting anything, so a typo
@@ -26,7 +26,7 @@ export interface GetToolDefinitionsOptions extends ToolSelection {
    * the name is skipped with a warning; for selections naming dynamic toolsets that may be absent (an MCP
    * server that did not connect).
    */
-  unknownToolsets?: "error" | "warn";
+  unknownToolsets?: "error" | "warn" | undefined;
 }
 
 export interface SelectedTools {

@@ -10,8 +10,8 @@ export const AGENT_LOOP_TOOLS: readonly string[] = Object.freeze(["todo", "memor
 export type AgentLoopHandler = (args: Record<string, unknown>, ctx: AgentLoopContext) => string | Promise<string>;
 
 export interface AgentLoopContext {
-  readonly signal?: AbortSignal;
-  readonly sessionId?: string;
-  readonly taskId?: string;
-  readonly toolCallId?: string;
+  readonly signal?: AbortSignal | undefined;
+  readonly sessionId?: string | undefined;
+  readonly taskId?: string | undefined;
+  readonly toolCallId?: string | undefined;
 }

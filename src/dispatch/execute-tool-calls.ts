@@ -5,11 +5,11 @@ import { fail } from "./result.js";
 
 export interface ExecuteToolCallsOptions extends Omit<HandleFunctionCallOptions, "toolCallId"> {
   /** Most parallel-safe calls running at once (default 8). */
-  maxConcurrency?: number;
+  maxConcurrency?: number | undefined;
 }
 
 export interface ToolCallOutcome {
-  id?: string;
+  id?: string | undefined;
   name: string;
   content: string;
   isError: boolean;

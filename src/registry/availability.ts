@@ -13,14 +13,14 @@ export interface Availability {
 
 export interface AvailabilityOptions {
   /** How long a check's answer is reused across calls (default 30 s). */
-  ttlMs?: number;
+  ttlMs?: number | undefined;
   /**
    * How long after a successful check a *throwing* check still counts as
    * available (default 60 s), so one transient fault does not pull a tool
    * from the model mid-conversation. A check that returns `false` takes effect at once.
    */
-  graceMs?: number;
-  now?: () => number;
+  graceMs?: number | undefined;
+  now?: (() => number) | undefined;
 }
 
 interface CachedCheck {

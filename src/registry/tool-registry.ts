@@ -28,26 +28,26 @@ import { createStderrLogger } from "../util/logger.js";
 import { describeSource, sameSource } from "./source.js";
 
 export interface ToolRegistryOptions {
-  logger?: Logger;
+  logger?: Logger | undefined;
   /** Default cap on a result's length in characters (default 100,000). */
-  maxResultChars?: number;
+  maxResultChars?: number | undefined;
   /** Cap on error text sent to the model (default 2,000). */
-  maxErrorChars?: number;
+  maxErrorChars?: number | undefined;
   /** Default per-call time limit in ms for tools without their own (default 0: none). */
-  defaultTimeoutMs?: number;
-  availability?: AvailabilityOptions;
+  defaultTimeoutMs?: number | undefined;
+  availability?: AvailabilityOptions | undefined;
   /** Tool names only the agent loop may run (default: todo, memory, session_search, delegate_task). */
-  agentLoopTools?: readonly string[];
+  agentLoopTools?: readonly string[] | undefined;
   /**
    * Whether plugin `id` may override built-in tools: the operator's
    * `plugins.entries.<id>.allow_tool_override` in config.yaml. Default: deny.
    */
-  allowPluginOverride?: (pluginId: string) => boolean;
+  allowPluginOverride?: ((pluginId: string) => boolean) | undefined;
 }
 
 export interface ListToolsFilter {
-  category?: string;
-  toolset?: string;
+  category?: string | undefined;
+  toolset?: string | undefined;
 }
 
 /** The outcome of one call, with the string the model receives. */

@@ -22,14 +22,14 @@ export interface OpenAIToolDefinition {
 
 /** One tool call as the model produced it. `arguments` may still be the raw JSON string. */
 export interface ToolCall {
-  id?: string;
+  id?: string | undefined;
   name: string;
-  arguments?: Record<string, unknown> | string | null;
+  arguments?: Record<string, unknown> | string | null | undefined;
 }
 
 /** A tool call after its arguments were parsed into an object. */
 export interface ParsedToolCall {
-  id?: string;
+  id?: string | undefined;
   name: string;
   arguments: Record<string, unknown>;
 }
@@ -62,22 +62,22 @@ export interface ValidationIssue {
   path: string;
   message: string;
   /** The JSON Schema keyword that failed (`required`, `type`, `enum`, ...). */
-  keyword?: string;
+  keyword?: string | undefined;
 }
 
 export interface ToolError {
   kind: ToolErrorKind;
   message: string;
-  issues?: ValidationIssue[];
+  issues?: ValidationIssue[] | undefined;
 }
 
 /** The typed outcome of a tool call (the second design document's `ToolResult`). */
 export interface ToolResult<T = unknown> {
   success: boolean;
-  data?: T;
-  error?: ToolError;
+  data?: T | undefined;
+  error?: ToolError | undefined;
   /** Free-form data for hooks and loggers; never sent to the model. */
-  metadata?: Record<string, unknown>;
+  metadata?: Record<string, unknown> | undefined;
 }
 
 /** Everything a handler learns about the call it serves. */
@@ -85,34 +85,34 @@ export interface ToolContext {
   /** Aborted when the caller cancels or the tool's time limit elapses. */
   readonly signal: AbortSignal;
   /** The durable session the call belongs to (ownership of results is keyed on it). */
-  readonly sessionId?: string;
+  readonly sessionId?: string | undefined;
   /** The task (sub-conversation) the call belongs to; per-task state such as the working directory keys on it. */
-  readonly taskId?: string;
+  readonly taskId?: string | undefined;
   /** The id the model gave the call. */
-  readonly toolCallId?: string;
+  readonly toolCallId?: string | undefined;
   /** The embedder's session object (the second document's `AgentSession`). */
   readonly session?: unknown;
   /** When set, the only tools this call (and calls it makes on the model's behalf) may reach. */
-  readonly allowedTools?: ReadonlySet<string>;
+  readonly allowedTools?: ReadonlySet<string> | undefined;
   /** The name of the tool being called. */
   readonly toolName: string;
 }
 
 /** What a caller passes into dispatch: every field optional; `signal` is created when absent. */
 export interface CallOptions {
-  signal?: AbortSignal;
-  sessionId?: string;
-  taskId?: string;
-  toolCallId?: string;
+  signal?: AbortSignal | undefined;
+  sessionId?: string | undefined;
+  taskId?: string | undefined;
+  toolCallId?: string | undefined;
   session?: unknown;
   /**
    * The tools the model was offered (from `getToolDefinitions`). A call to any
    * other tool is refused as `unavailable`, and tools that call tools (such as
    * `execute_code`) pass the restriction on.
    */
-  allowedTools?: ReadonlySet<string> | readonly string[];
+  allowedTools?: ReadonlySet<string> | readonly string[] | undefined;
   /** Overrides the tool's own time limit for this call (milliseconds; 0 disables). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
 }
 
 /** A Mibyan-style handler: parsed arguments first, context second. */
@@ -142,61 +142,61 @@ export type ToolSource =
 export interface ToolParameter {
   name: string;
   type: "string" | "number" | "integer" | "boolean" | "object" | "array" | "null";
-  description?: string;
+  description?: string | undefined;
   /** Defaults to `true` unless a `default` is given. */
-  required?: boolean;
-  enum?: readonly unknown[];
+  required?: boolean | undefined;
+  enum?: readonly unknown[] | undefined;
   default?: unknown;
   /** Item schema for `array` parameters. */
-  items?: JsonSchema;
+  items?: JsonSchema | undefined;
   /** Property schemas for `object` parameters. */
-  properties?: Record<string, JsonSchema>;
+  properties?: Record<string, JsonSchema> | undefined;
 }
 
 /** Options shared by both registration shapes. */
 export interface CommonToolOptions {
   name: string;
   /** Toolset the tool belongs to. Defaults to the category, then to the tool name. */
-  toolset?: string;
+  toolset?: string | undefined;
   /** Grouping for `listTools({ category })`. Defaults to the toolset. */
-  category?: string;
-  checkFn?: CheckFn;
+  category?: string | undefined;
+  checkFn?: CheckFn | undefined;
   /** Environment variables the tool needs; a missing one makes the tool unavailable. */
-  requiresEnv?: readonly string[];
-  emoji?: string;
+  requiresEnv?: readonly string[] | undefined;
+  emoji?: string | undefined;
   /** Allow replacing a tool of another toolset. */
-  override?: boolean;
+  override?: boolean | undefined;
   /** Results longer than this are cut (head and tail kept). */
-  maxResultChars?: number;
+  maxResultChars?: number | undefined;
   /** Time limit in milliseconds (0 = none). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Safe to run at the same time as other parallel-safe calls of one model turn. */
-  parallelSafe?: boolean;
+  parallelSafe?: boolean | undefined;
   /** Rebuilds the schema from the surviving tool set at definition time. */
-  patchSchema?: SchemaPatcher;
-  source?: ToolSource;
+  patchSchema?: SchemaPatcher | undefined;
+  source?: ToolSource | undefined;
   /** Accepted for parity with the Python original; async handlers are detected at run time. */
-  isAsync?: boolean;
+  isAsync?: boolean | undefined;
 }
 
 /** The first design document's registration shape. */
 export interface MibyanToolOptions<A = Record<string, unknown>> extends CommonToolOptions {
   /** Model-facing schema; its description is the one the model sees. `name` defaults to the tool name. */
-  schema: { name?: string; description: string; parameters?: JsonSchema | StandardSchemaLike };
+  schema: { name?: string | undefined; description: string; parameters?: JsonSchema | StandardSchemaLike | undefined };
   handler: ToolHandler<A>;
   /** Marks this as the Mibyan shape (parameters live inside `schema`). */
-  parameters?: never;
+  parameters?: undefined;
   /** Registry metadata only; the model sees `schema.description`. */
-  description?: string;
+  description?: string | undefined;
 }
 
 /** The second design document's `ToolDefinition` shape. */
 export interface ToolDefinitionOptions<A = Record<string, unknown>> extends CommonToolOptions {
   description: string;
-  parameters?: readonly ToolParameter[] | JsonSchema | StandardSchemaLike;
+  parameters?: readonly ToolParameter[] | JsonSchema | StandardSchemaLike | undefined;
   handler: SessionToolHandler<A>;
   /** Marks this as the ToolDefinition shape (no separate `schema`). */
-  schema?: never;
+  schema?: undefined;
 }
 
 export type RegisterInput<A = Record<string, unknown>> = MibyanToolOptions<A> | ToolDefinitionOptions<A>;
