@@ -112,8 +112,11 @@ describe.concurrent("mibyan tools", () => {
     expect((toolsets as unknown[]).length).toBeGreaterThan(0);
     for (const toolset of toolsets as unknown[]) {
       expect(isPlainObject(toolset)).toBe(true);
-      expect(keysOf(toolset)).toEqual(["available", "description", "name", "tools"]);
-      const { name, description, available, tools } = toolset as Record<string, unknown>;
+      expect(keysOf(toolset)).toEqual(["available", "description", "name", "note", "tools", "unregistered"]);
+      const { name, description, available, tools, unregistered, note } = toolset as Record<string, unknown>;
+      // A toolset with no registered tools says why (docs/toolsets.md); one with tools has no note.
+      expect(Array.isArray(unregistered)).toBe(true);
+      expect(note === null ? (tools as unknown[]).length > 0 : typeof note === "string" && (tools as unknown[]).length === 0).toBe(true);
       expect(typeof name).toBe("string");
       expect(typeof description).toBe("string");
       expect(typeof available).toBe("boolean");

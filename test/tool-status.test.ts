@@ -17,7 +17,11 @@ describe("mibyan tools status", () => {
         failed: [{ file: "/x/tools/image_gen.js", error: "Cannot find package 'fal-client'", tools: [{ name: "image_generate", toolset: "image_gen" }] }],
       },
     } as unknown as Runtime;
-    const status = collectToolStatus(runtime);
+    const all = collectToolStatus(runtime);
+    // Every built-in toolset is listed; those with no tools say why (test/cli-reserved-toolsets.test.ts).
+    expect(all.find((s) => s.name === "todo")).toMatchObject({ tools: [], note: "no tools registered: todo is handled by the agent loop" });
+    expect(all.find((s) => s.name === "browser")!.unregistered).toContain("browser_click");
+    const status = all.filter((s) => s.tools.length > 0);
     expect(status.map((s) => [s.name, s.available])).toEqual([
       ["browser", false],
       ["image_gen", false],

@@ -4,6 +4,8 @@ import { getToolDefinitions } from "../../definitions/get-tool-definitions.js";
 import type { ExportFormat } from "../../adapters/index.js";
 import { configValueError } from "../../config/load-config.js";
 import { describeUnknownToolset, findUnknownToolsets, type UnknownToolset } from "../../toolsets/unknown-toolset.js";
+import { describeUnregistered, unregisteredTools } from "../../toolsets/unregistered-tools.js";
+import { AGENT_LOOP_TOOLS } from "../../dispatch/agent-loop.js";
 
 export interface DefinitionsCommandOptions {
   enable?: string[];
@@ -34,7 +36,29 @@ export function runDefinitionsCommand(runtime: Runtime, options: DefinitionsComm
     disabledToolsets: selection.disabled,
     format: options.format,
   });
+  const warning = emptySelectionWarning(runtime, selection.enabled, definitions.length);
+  if (warning !== null) process.stderr.write(`mibyan: warning: ${warning}\n`);
   process.stdout.write(`${JSON.stringify(definitions, null, 2)}\n`);
+}
+
+/**
+ * A warning about enabled toolsets that have no registered tools, or about a selection that gave
+ * no tools at all; null when neither. The names are valid (the exit status stays 0), but most
+ * built-in toolset names are reserved for tools this package does not ship (docs/toolsets.md), so
+ * `--enable web` printing `[]` without a word looked like a working selection.
+ */
+export function emptySelectionWarning(runtime: Runtime, enabled: readonly string[] | null | undefined, count: number): string | null {
+  if (count === 0 && enabled != null && enabled.length === 0) return "the enabled toolset list is empty, so no tools are selected";
+  const isRegistered = (tool: string): boolean => runtime.registry.has(tool);
+  const empty = (enabled ?? [])
+    .filter((name, index, all) => all.indexOf(name) === index)
+    .map((name) => ({ name, registration: unregisteredTools(runtime.registry.toolsets, name, isRegistered, AGENT_LOOP_TOOLS) }))
+    .filter(({ registration }) => registration.registered.length === 0);
+  const head = count === 0 ? "no tools selected" : "some enabled toolsets give no tools";
+  if (empty.length > 0) {
+    return `${head}: ${empty.map(({ name, registration }) => `toolset ${JSON.stringify(name)} has ${describeUnregistered(registration)}`).join("; ")}`;
+  }
+  return count === 0 ? `${head}: the selected tools are unavailable or disabled (mibyan tools says why)` : null;
 }
 
 /** `unknown toolset "terminl" in --enable; did you mean: terminal, terminal_tools?` */

@@ -1,5 +1,7 @@
 import path from "node:path";
 import type { Runtime } from "../boot.js";
+import { AGENT_LOOP_TOOLS } from "../../dispatch/agent-loop.js";
+import { describeUnregistered, unregisteredTools } from "../../toolsets/unregistered-tools.js";
 
 export interface ToolStatus {
   name: string;
@@ -13,11 +15,18 @@ export interface ToolsetStatus {
   description: string;
   available: boolean;
   tools: ToolStatus[];
+  /** Tools the toolset names that are not registered (agent-loop tools included). */
+  unregistered: string[];
+  /** Why a toolset has no registered tools ("no tools registered: web_search, ... are not built in; ..."), else null. */
+  note: string | null;
 }
 
 /**
- * Every toolset that has registered tools (or a tool module that failed to
- * load), with each tool's availability and, when unavailable, why.
+ * Every known toolset (built-in, defined, dynamic; not the composites and presets, which only bundle
+ * toolsets), with each registered tool's availability and, when unavailable, why. A toolset with no
+ * registered tools is listed too, with a note saying which tools it names and that they are not built
+ * in or belong to the agent loop: the Mibyan document's names (`web`, `memory`, ...) are reserved here,
+ * and selecting one must not look like it worked.
  */
 export function collectToolStatus({ registry, discovery }: Runtime): ToolsetStatus[] {
   const byToolset = new Map<string, ToolStatus[]>();
@@ -38,26 +47,40 @@ export function collectToolStatus({ registry, discovery }: Runtime): ToolsetStat
       add(tool.toolset ?? name, { name, emoji: "🔧", available: false, reason: `missing dependency: ${failure.error}` });
     }
   }
-  return [...byToolset.keys()].sort().map((name) => {
+  const names = new Set(byToolset.keys());
+  for (const name of registry.toolsets.names()) {
+    const kind = registry.toolsets.get(name)?.kind;
+    if (kind !== "composite" && kind !== "preset") names.add(name);
+  }
+  const isRegistered = (tool: string): boolean => registry.has(tool);
+  return [...names].sort().map((name) => {
     // Code-unit order, as for the toolsets: `localeCompare` loads ICU's collation data, 15 ms of `mibyan tools`' start-up.
-    const tools = byToolset.get(name)!.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const tools = (byToolset.get(name) ?? []).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     // A toolset is available when any of its tools is (registry.isToolsetAvailable's rule; a module that failed to load counts as an unavailable tool).
     const available = tools.some((tool) => tool.available);
-    return { name, description: registry.toolsets.get(name)?.description ?? "", available, tools };
+    const registration = unregisteredTools(registry.toolsets, name, isRegistered, AGENT_LOOP_TOOLS);
+    // A tool whose module failed to load is listed (unavailable) though not registered: it is not "missing".
+    const listed = new Set(tools.map((tool) => tool.name));
+    const missing = registration.missing.filter((tool) => !listed.has(tool));
+    const agentLoop = registration.agentLoop.filter((tool) => !listed.has(tool));
+    const note = tools.length === 0 ? describeUnregistered({ missing, agentLoop }) : null;
+    return { name, description: registry.toolsets.get(name)?.description ?? "", available, tools, unregistered: [...missing, ...agentLoop], note };
   });
 }
 
 export function renderToolStatus(toolsets: readonly ToolsetStatus[]): string {
   const lines: string[] = [];
   for (const toolset of toolsets) {
-    const mark = toolset.available ? "✓" : "✗";
+    const mark = toolset.available ? "✓" : toolset.note !== null ? "-" : "✗";
     lines.push(`${mark} ${toolset.name}${toolset.description ? ` — ${toolset.description}` : ""}`);
     for (const tool of toolset.tools) {
       const state = tool.available ? "available" : `unavailable: ${tool.reason}`;
       lines.push(`    ${tool.emoji} ${tool.name.padEnd(24)} ${state}`);
     }
+    if (toolset.note !== null) lines.push(`    ${toolset.note}`);
+    else if (toolset.unregistered.length > 0) lines.push(`    also named, not registered: ${toolset.unregistered.join(", ")}`);
   }
-  if (lines.length === 0) lines.push("No tools are registered.");
+  if (!toolsets.some((toolset) => toolset.tools.length > 0)) lines.push("No tools are registered.");
   return `${lines.join("\n")}\n`;
 }
 
