@@ -43,64 +43,81 @@ const show = (value: unknown): string => {
   return typeof value === "number" || typeof value === "boolean" ? String(value) : `a ${typeof value}`;
 };
 
+/** What each checked keyword's value must be. */
+type Rule = "type" | "required" | "map" | "items" | "schema" | "list" | "enum" | "number" | "count" | "multipleOf" | "pattern";
+
+const RULES = new Map<string, Rule>([
+  ["type", "type"],
+  ["required", "required"],
+  ["items", "items"],
+  ["enum", "enum"],
+  ["multipleOf", "multipleOf"],
+  ["pattern", "pattern"],
+  ...SCHEMA_MAPS.map((k) => [k, "map"] as const),
+  ...ONE_SCHEMA.map((k) => [k, "schema"] as const),
+  ...SCHEMA_LISTS.map((k) => [k, "list"] as const),
+  ...NUMBERS.map((k) => [k, "number"] as const),
+  ...COUNTS.map((k) => [k, "count"] as const),
+]);
+
+const MUST_BE_SCHEMA = "must be a schema (an object or a boolean), got ";
+
 /**
  * What is wrong with one schema object's own keywords, as `[keyword path, problem]`
  * (the path relative to the object, `.type` or `.properties.a`), or `undefined`.
  * Subschemas are not entered: the walk calls this again for each of them.
+ * One pass over the keys the object has (registration cost grows with the schema, not the rule list).
  */
 export function schemaKeywordProblem(schema: Readonly<Record<string, unknown>>): [string, string] | undefined {
-  const type = schema.type;
-  if (type !== undefined) {
-    const types = Array.isArray(type) ? type : [type];
-    const bad = types.find((t) => typeof t !== "string" || !JSON_TYPES.has(t));
-    if (bad !== undefined || (Array.isArray(type) && type.length === 0)) {
-      return [".type", `must be one of the JSON types (${TYPE_LIST}) or a list of them, got ${show(bad ?? type)}`];
-    }
-  }
-  const required = schema.required;
-  if (required !== undefined && !(Array.isArray(required) && required.every((name) => typeof name === "string"))) {
-    return [".required", `must be an array of property names (strings), got ${show(required)}`];
-  }
-  for (const keyword of SCHEMA_MAPS) {
-    const map = schema[keyword];
-    if (map === undefined) continue;
-    if (typeof map !== "object" || map === null || Array.isArray(map)) return [`.${keyword}`, `must be an object of schemas, got ${show(map)}`];
-    for (const [name, value] of Object.entries(map)) {
-      if (!isSchema(value)) return [`.${keyword}.${name}`, `must be a schema (an object or a boolean), got ${show(value)}`];
-    }
-  }
-  const items = schema.items;
-  if (items !== undefined && !isSchema(items) && !(Array.isArray(items) && items.every(isSchema))) {
-    return [".items", `must be a schema (an object or a boolean), got ${show(items)}`];
-  }
-  for (const keyword of ONE_SCHEMA) {
-    const value = schema[keyword];
-    if (value !== undefined && !isSchema(value)) return [`.${keyword}`, `must be a schema (an object or a boolean), got ${show(value)}`];
-  }
-  for (const keyword of SCHEMA_LISTS) {
+  for (const keyword in schema) {
+    const rule = RULES.get(keyword);
+    if (rule === undefined || !Object.hasOwn(schema, keyword)) continue;
     const value = schema[keyword];
     if (value === undefined) continue;
-    if (!Array.isArray(value) || value.length === 0) return [`.${keyword}`, `must be a non-empty array of schemas, got ${show(value)}`];
-    const index = value.findIndex((item) => !isSchema(item));
-    if (index >= 0) return [`.${keyword}[${index}]`, `must be a schema (an object or a boolean), got ${show(value[index])}`];
+    const problem = keywordProblem(rule, value);
+    if (problem !== undefined) return [`.${keyword}${problem[0]}`, problem[1]];
   }
-  if (schema.enum !== undefined && !Array.isArray(schema.enum)) return [".enum", `must be an array of the allowed values, got ${show(schema.enum)}`];
-  for (const keyword of NUMBERS) {
-    const value = schema[keyword];
-    if (value !== undefined && !(typeof value === "number" && Number.isFinite(value))) return [`.${keyword}`, `must be a number, got ${show(value)}`];
-  }
-  for (const keyword of COUNTS) {
-    const value = schema[keyword];
-    if (value !== undefined && !(Number.isInteger(value) && (value as number) >= 0)) {
-      return [`.${keyword}`, `must be a non-negative integer, got ${show(value)}`];
-    }
-  }
-  const multipleOf = schema.multipleOf;
-  if (multipleOf !== undefined && !(typeof multipleOf === "number" && Number.isFinite(multipleOf) && multipleOf > 0)) {
-    return [".multipleOf", `must be a number greater than 0, got ${show(multipleOf)}`];
-  }
-  if (schema.pattern !== undefined && typeof schema.pattern !== "string") return [".pattern", `must be a string, got ${show(schema.pattern)}`];
   return undefined;
+}
+
+function keywordProblem(rule: Rule, value: unknown): [string, string] | undefined {
+  switch (rule) {
+    case "type": {
+      const types = Array.isArray(value) ? value : [value];
+      const bad = types.find((t) => typeof t !== "string" || !JSON_TYPES.has(t));
+      if (bad !== undefined || types.length === 0) return ["", `must be one of the JSON types (${TYPE_LIST}) or a list of them, got ${show(bad ?? value)}`];
+      return undefined;
+    }
+    case "required":
+      return Array.isArray(value) && value.every((name) => typeof name === "string") ? undefined : ["", `must be an array of property names (strings), got ${show(value)}`];
+    case "map": {
+      if (typeof value !== "object" || value === null || Array.isArray(value)) return ["", `must be an object of schemas, got ${show(value)}`];
+      const map = value as Record<string, unknown>;
+      for (const name in map) {
+        if (Object.hasOwn(map, name) && !isSchema(map[name])) return [`.${name}`, `${MUST_BE_SCHEMA}${show(map[name])}`];
+      }
+      return undefined;
+    }
+    case "items":
+      return isSchema(value) || (Array.isArray(value) && value.every(isSchema)) ? undefined : ["", `${MUST_BE_SCHEMA}${show(value)}`];
+    case "schema":
+      return isSchema(value) ? undefined : ["", `${MUST_BE_SCHEMA}${show(value)}`];
+    case "list": {
+      if (!Array.isArray(value) || value.length === 0) return ["", `must be a non-empty array of schemas, got ${show(value)}`];
+      const index = value.findIndex((item) => !isSchema(item));
+      return index < 0 ? undefined : [`[${index}]`, `${MUST_BE_SCHEMA}${show(value[index])}`];
+    }
+    case "enum":
+      return Array.isArray(value) ? undefined : ["", `must be an array of the allowed values, got ${show(value)}`];
+    case "number":
+      return typeof value === "number" && Number.isFinite(value) ? undefined : ["", `must be a number, got ${show(value)}`];
+    case "count":
+      return Number.isInteger(value) && (value as number) >= 0 ? undefined : ["", `must be a non-negative integer, got ${show(value)}`];
+    case "multipleOf":
+      return typeof value === "number" && Number.isFinite(value) && value > 0 ? undefined : ["", `must be a number greater than 0, got ${show(value)}`];
+    case "pattern":
+      return typeof value === "string" ? undefined : ["", `must be a string, got ${show(value)}`];
+  }
 }
 
 /** Whether `pattern` is an ECMA-262 regular expression at all (with or without the `u` flag Ajv uses). */
