@@ -297,10 +297,11 @@ describe("the approvals section of the config schema", () => {
     }
   });
 
-  it("warns about (and keeps) unknown keys inside approvals; ignores unknown fields of entries", () => {
-    writeConfig("approvals:\n  mod: smart\n  allowlist:\n    - rule: r\n      prefix: p\n      note: from a newer release\n");
-    const loaded = loadConfig({ home });
-    expect(loaded.warnings.map((w) => w.replace(/^.*?:\d+:\d+: /, ""))).toEqual(["unknown key approvals.mod; did you mean approvals.mode?"]);
+  it("an unknown key inside approvals is an error (docs/config.md); unknown fields of entries are ignored", () => {
+    writeConfig("approvals:\n  mod: smart\n");
+    expect(() => loadConfig({ home })).toThrow(/:2:3: unknown key approvals\.mod; did you mean approvals\.mode\?/);
+    writeConfig("approvals:\n  mode: smart\n  allowlist:\n    - rule: r\n      prefix: p\n      note: from a newer release\n");
+    expect(loadConfig({ home }).warnings).toEqual([]);
     expect(listApprovals({ home })).toEqual([expect.objectContaining({ rule: "r", prefix: "p", backend: "local" })]);
   });
 });

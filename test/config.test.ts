@@ -473,12 +473,42 @@ describe("document-level errors", () => {
   });
 });
 
+describe("unknown keys in terminal and approvals are errors", () => {
+  it("terminal.bakend: a located ConfigError with the close match, not a warning and a local backend", () => {
+    const file = writeConfig("terminal:\n  bakend: docker\n");
+    const err = (() => {
+      try {
+        loadConfig({ home });
+      } catch (thrown) {
+        return thrown;
+      }
+      return undefined;
+    })();
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err).toMatchObject({ kind: "unknown_key", line: 2, column: 3, key: "terminal.bakend" });
+    expect((err as ConfigError).message.startsWith(`${file}:2:3: unknown key terminal.bakend; did you mean terminal.backend?`)).toBe(true);
+  });
+
+  it("approvals: a misspelt key, also nested (approvals.smart), is an error", () => {
+    writeConfig("approvals:\n  mod: off\n");
+    expect(() => loadConfig({ home })).toThrow(/:2:3: unknown key approvals\.mod; did you mean approvals\.mode\?/);
+    writeConfig("approvals:\n  smart:\n    modle: gpt\n");
+    expect(() => loadConfig({ home })).toThrow(/:3:5: unknown key approvals\.smart\.modle; did you mean approvals\.smart\.model\?/);
+  });
+
+  it("validateConfig reports it among errors; other sections and the top level stay warnings", () => {
+    const result = validateConfig({ terminal: { backend: "docker", isolate: true }, tools: { max_concurency: 2 }, bakend: "docker" }, { file: "c.yaml" });
+    expect(result.errors.map((e) => [e.kind, e.key])).toEqual([["unknown_key", "terminal.isolate"]]);
+    expect(result.warnings.map((w) => w.key)).toEqual(["tools.max_concurency", "bakend"]);
+  });
+});
+
 describe("unknown keys are warnings", () => {
   it("suggests a close sibling", () => {
-    const file = writeConfig("terminal:\n  bakend: docker\n");
+    const file = writeConfig("tools:\n  max_concurency: 3\n");
     const loaded = loadConfig({ home });
-    expect(loaded.warnings).toEqual([`${file}:2:3: unknown key terminal.bakend; did you mean terminal.backend?`]);
-    expect(loaded.config.terminal.backend).toBe("local");
+    expect(loaded.warnings).toEqual([`${file}:2:3: unknown key tools.max_concurency; did you mean tools.max_concurrency?`]);
+    expect(loaded.config.tools.maxConcurrency).toBeUndefined();
   });
 
   it("suggests the snake_case spelling of a camelCase key", () => {

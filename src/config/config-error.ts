@@ -18,7 +18,9 @@ export type ConfigErrorKind =
   /** A known key holds a value of the wrong type or out of range. */
   | "type"
   /** A value names something that does not exist (an unknown toolset in `toolsets.enabled`). */
-  | "unknown_name";
+  | "unknown_name"
+  /** A key Mibyan does not know in a section where that is an error (`terminal`, `approvals`: see strict-sections.ts). */
+  | "unknown_key";
 
 export interface ConfigErrorDetails {
   kind: ConfigErrorKind;

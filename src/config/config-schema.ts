@@ -3,7 +3,8 @@
  * of `CONFIG_RULES`; `validateConfig` walks a parsed document against that table, maps
  * the file's snake_case keys onto the camelCase `MibyanConfig`, reports wrong types as
  * errors and unknown keys as warnings (later versions add keys, so an older runtime must
- * not refuse a newer file). Nothing here knows about YAML: positions come from a
+ * not refuse a newer file), except in the sections of strict-sections.ts (`terminal`,
+ * `approvals`), where an unknown key is an error. Nothing here knows about YAML: positions come from a
  * `locate` callback supplied by the loader.
  */
 
@@ -11,6 +12,7 @@ import { createRequire } from "node:module";
 
 import type { RuleCategory } from "../approval/types.js";
 import { ConfigError } from "./config-error.js";
+import { isStrictKeyPath } from "./strict-sections.js";
 
 // ---------------------------------------------------------------------------
 // The typed configuration
@@ -651,7 +653,7 @@ export interface ConfigValidation {
   config: MibyanConfig;
   /** Unknown keys, each with a location and, when one is close, a suggestion. In document order. */
   warnings: ConfigWarning[];
-  /** Wrong types, in document order. The loader throws the first. */
+  /** Wrong types and unknown keys of strict sections, in document order. The loader throws the first. */
   errors: ConfigError[];
 }
 
@@ -682,6 +684,12 @@ export function validateConfig(document: unknown, options: ValidateConfigOptions
     suggestions = suggestions.filter((s) => s !== key);
     const hint = suggestions.length > 0 ? `; did you mean ${suggestions.join(" or ")}?` : "";
     const where = locate(path, "key");
+    if (isStrictKeyPath(path)) {
+      // A typo here would silently weaken isolation or the approval gate (strict-sections.ts).
+      const reason = `unknown key ${key}${hint} (an unknown key in the ${path[0]} section is an error, not a warning: a misspelt setting there would silently be ignored)`;
+      errors.push(new ConfigError(reason, { kind: "unknown_key", file, line: where?.line, column: where?.column, key }));
+      return;
+    }
     warnings.push({ message: `unknown key ${key}${hint}`, key, line: where?.line, column: where?.column });
   };
 

@@ -1,0 +1,17 @@
+/**
+ * Sections of config.yaml where an unknown key is an error, not a warning.
+ *
+ * Unknown keys are warnings elsewhere, so an older runtime still starts with a newer file. In
+ * these sections a misspelt key is silently a weaker setting: `terminal: {bakend: docker}` runs
+ * every command on `local` instead of in a container, `approvals: {mod: manual}` or a misspelt
+ * `non_interactive` leaves the gate at a default the user meant to change. There, refusing to
+ * start (exit 2, with the close match) is the safe failure; a newer release adding a key to one of
+ * these sections is a reason to upgrade, not to run with part of the setting ignored.
+ * The backends' own option mappings (`terminal.docker`, ...) are checked by each backend.
+ */
+export const STRICT_SECTIONS: readonly string[] = Object.freeze(["terminal", "approvals"]);
+
+/** Whether an unknown key at `path` (as written in the file) is an error. Top-level keys never are. */
+export function isStrictKeyPath(path: readonly string[]): boolean {
+  return path.length >= 2 && STRICT_SECTIONS.includes(path[0]!);
+}
