@@ -22,6 +22,12 @@ const runnable = examples.filter((e) => e.mode === "run");
 /** Packages the examples may import besides the package itself; the consumer project installs them. */
 const EXAMPLE_DEPENDENCIES: Record<string, string> = { zod: "4.6.7" };
 const ENTRY_POINTS = ["mibyan-tools", "mibyan-tools/backends", "mibyan-tools/tools"];
+/**
+ * Consumer files from test/fixtures compiled against the packed declarations too (their imports
+ * of ../../../src/index.js rewritten to the package): what they check of the source types must
+ * hold for what a user installs.
+ */
+const CONSUMER_FIXTURES = ["optional-undefined/consumer.ts"];
 
 let tmp: string;
 let project: string;
@@ -52,6 +58,12 @@ beforeAll(async () => {
       "",
     ].join("\n"),
   );
+  mkdirSync(path.join(project, "fixtures"));
+  for (const fixture of CONSUMER_FIXTURES) {
+    const text = readFileSync(path.join(REPO, "test/fixtures", fixture), "utf8").replaceAll('"../../../src/index.js"', '"mibyan-tools"');
+    if (!text.includes('from "mibyan-tools"')) throw new Error(`${fixture} does not import the package's source as ../../../src/index.js`);
+    writeFileSync(path.join(project, "fixtures", fixture.replaceAll("/", "--")), text);
+  }
   mkdirSync(path.join(project, "examples"));
   for (const e of examples) {
     const { name, text } = exampleSource(e);

@@ -4,7 +4,8 @@
  * `skipLibCheck: false`. The compilers (TypeScript 5.9 and 7) and @types/node are the
  * repository's own: they are the consumer's tools, not the package's dependencies, and
  * @types/node is linked in only for the configuration that asks for it (`types: ["node"]`),
- * so the other one proves the declarations need no Node types.
+ * so the other one proves the declarations need no Node types. Both configurations also compile
+ * `fixtures/`: consumer files a test writes there (see `CONSUMER_FIXTURES` in package-consumer.test.ts).
  */
 import { execFile, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -158,7 +159,7 @@ export async function createConsumerProject(dir: string, tarball: string, extra:
   writeFileSync(
     path.join(dir, "tsconfig.node.json"),
     JSON.stringify(
-      { compilerOptions: { ...STRICT, lib: ["ES2022"], types: ["node"], typeRoots: ["./node-types"], allowJs: true, outDir: "out" }, include: ["api.ts", "examples"] },
+      { compilerOptions: { ...STRICT, lib: ["ES2022"], types: ["node"], typeRoots: ["./node-types"], allowJs: true, outDir: "out" }, include: ["api.ts", "examples", "fixtures"] },
       null,
       2,
     ),
@@ -166,7 +167,7 @@ export async function createConsumerProject(dir: string, tarball: string, extra:
   // A project with no Node types at all: the DOM lib has AbortSignal, URL, TextDecoder, ...
   writeFileSync(
     path.join(dir, "tsconfig.dom.json"),
-    JSON.stringify({ compilerOptions: { ...STRICT, lib: ["ES2022", "DOM"], types: [], noEmit: true }, include: ["api.ts"] }, null, 2),
+    JSON.stringify({ compilerOptions: { ...STRICT, lib: ["ES2022", "DOM"], types: [], noEmit: true }, include: ["api.ts", "fixtures"] }, null, 2),
   );
   return installedFrom;
 }
