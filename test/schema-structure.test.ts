@@ -1,5 +1,6 @@
 // Schemas Ajv would refuse to compile are refused at registration, naming the place,
 // by cheap structural checks (no Ajv load); every case is checked against Ajv itself.
+import { createRequire } from "node:module";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 
@@ -55,6 +56,21 @@ const VALID: [string, Record<string, unknown>][] = [
   ["a property named like a keyword", object({ type: { type: "string" }, required: { type: "boolean" }, enum: { type: "array", items: { type: "string" } } })],
   ["data keywords holding anything", object({ a: { type: "object", default: { type: 3 }, examples: [{ items: "x" }], enum: [{ type: "nope" }] } })],
 ];
+
+// First in the file: later tests compile with Ajv, which loads it into this process.
+describe("registration stays cheap", () => {
+  it("checks keywords without loading Ajv", () => {
+    const ajvPath = createRequire(import.meta.url).resolve("ajv");
+    const loaded = () => Object.keys(createRequire(import.meta.url).cache).includes(ajvPath);
+    expect(loaded()).toBe(false);
+    expect(refusal(object({ a: { type: "strng" } }))).toContain("must be one of the JSON types");
+    for (const [, parameters] of VALID) register(parameters);
+    expect(loaded()).toBe(false);
+    // The probe sees Ajv once something does load it.
+    compileJsonSchemaValidator(object({ a: { type: "string" } }));
+    expect(loaded()).toBe(true);
+  });
+});
 
 describe("invalid JSON Schemas are refused at registration", () => {
   for (const [label, parameters, message] of INVALID) {
