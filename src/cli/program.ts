@@ -51,7 +51,10 @@ function buildProgram(): Command {
     .argument("<tool>", "tool name")
     .argument("[json-args]", "arguments as a JSON object ('-' reads them from stdin)", "{}")
     .option("--session <id>", "the session the call belongs to")
-    .option("--task <id>", "the task the call belongs to")
+    .option(
+      "--task <id>",
+      "the task the call belongs to; its environment (cd, exported variables, a container) ends when this process exits, so separate `mibyan call --task T` runs do not share shell state (background processes of a --session do outlive it)",
+    )
     .action(callAction);
 
   program
