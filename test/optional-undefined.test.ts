@@ -58,4 +58,12 @@ describe("optional fields accept undefined", () => {
     expect(definitions.map((d) => d.function.name)).toEqual(["echo", "m"]);
     expect(logger.messages.filter((m) => m.level !== "debug")).toEqual([]);
   });
+
+  it("an explicit type: undefined in parameters does not erase the implied object type", async () => {
+    const registry = new ToolRegistry({ logger: createMemoryLogger() });
+    const entry = registry.register({ name: "t", description: "t", parameters: { type: undefined, properties: { q: { type: "string" } } }, handler: () => "ran" });
+    expect(entry?.schema.parameters).toEqual({ type: "object", properties: { q: { type: "string" } } });
+    expect(Object.keys(entry!.schema.parameters)[0]).toBe("type");
+    expect(await registry.dispatch("t", { q: "x" })).toBe("ran");
+  });
 });

@@ -108,7 +108,11 @@ function resolveParameters(
   if (schema.required !== undefined && !Array.isArray(schema.required)) {
     throw new ToolDefinitionError(name, "parameters.required must be an array of property names");
   }
-  return { parameters: schema.type === undefined ? { type: "object", ...schema } : schema };
+  if (schema.type !== undefined) return { parameters: schema };
+  // `type` first (the order the model sees), and set after the spread: an explicit `type: undefined` must not erase it.
+  const withType: JsonSchema = { type: "object", ...schema };
+  withType.type = "object";
+  return { parameters: withType };
 }
 
 function buildEntry(
