@@ -5,7 +5,8 @@
  * - the fast path (src/cli/fast-path.ts) takes only exact command-line shapes, and a command line
  *   it takes gives the same output and exit status as the commander program (src/cli/program.ts);
  * - `check` of a command the fast parser takes loads neither commander, nor the bash grammar, nor
- *   the registry and the tools; `tools --json` loads neither commander nor the grammar.
+ *   the registry and the tools; `tools --json` loads neither commander nor the grammar, nor what
+ *   the tools' handlers run on (environments, processes, the code runner: src/tools/handlers/).
  *
  * Runs the built dist/ (the test script builds first), as real processes.
  */
@@ -114,7 +115,9 @@ describe("the fast path answers as the commander program does", () => {
  * Runs `main(args)` of the built CLI in a fresh process and reports what it loaded: commander
  * (CommonJS, so in require.cache), the bash grammar (the parser module's own state) and the registry.
  */
-async function loadedBy(args: readonly string[]): Promise<{ commander: boolean; grammar: boolean; registry: boolean; stdout: string }> {
+async function loadedBy(
+  args: readonly string[],
+): Promise<{ commander: boolean; grammar: boolean; registry: boolean; modules: string[]; stdout: string }> {
   const url = (file: string): string => JSON.stringify(pathToFileURL(path.join(DIST, file)).href);
   const script = [
     `import { createRequire } from "node:module";`,
@@ -125,11 +128,11 @@ async function loadedBy(args: readonly string[]): Promise<{ commander: boolean; 
     `process.stderr.write("\\nLOADED " + JSON.stringify({ commander, grammar: isShellParserReady() }) + "\\n");`,
   ].join("\n");
   const home = freshHome();
-  // A loader hook that notes whether the registry module was ever resolved.
+  // A loader hook that notes every module of dist/ that is loaded (static and dynamic imports alike).
   const hook = path.join(scratch, `hook-${counter++}.mjs`);
   writeFileSync(
     hook,
-    `export async function resolve(specifier, context, next) { const r = await next(specifier, context); if (r.url.endsWith("/dist/registry/tool-registry.js")) process.stderr.write("\\nREGISTRY\\n"); return r; }\n`,
+    `export async function load(url, context, next) { const at = url.indexOf("/dist/"); if (url.startsWith("file:") && at !== -1) process.stderr.write("\\nMODULE " + url.slice(at + 6) + "\\n"); return next(url, context); }\n`,
   );
   const register = path.join(scratch, `register-${counter++}.mjs`);
   writeFileSync(register, `import { register } from "node:module"; register(${JSON.stringify(pathToFileURL(hook).href)});\n`);
@@ -137,7 +140,8 @@ async function loadedBy(args: readonly string[]): Promise<{ commander: boolean; 
   const line = /\nLOADED (.*)\n/.exec(run.stderr);
   if (!line) throw new Error(`no report from the child (status ${run.status}): ${run.stderr}`);
   const { commander, grammar } = JSON.parse(line[1]!) as { commander: boolean; grammar: boolean };
-  return { commander, grammar, registry: run.stderr.includes("\nREGISTRY\n"), stdout: run.stdout };
+  const modules = [...run.stderr.matchAll(/\nMODULE (\S+)\n/g)].map((match) => match[1]!);
+  return { commander, grammar, registry: modules.includes("registry/tool-registry.js"), modules, stdout: run.stdout };
 }
 
 describe("what a command loads", () => {
@@ -157,6 +161,27 @@ describe("what a command loads", () => {
     const loaded = await loadedBy(["tools", "--json"]);
     expect(JSON.parse(loaded.stdout).toolsets.length).toBeGreaterThan(0);
     expect(loaded).toMatchObject({ commander: false, grammar: false, registry: true });
+  });
+
+  it("tools --json: each tool's schema, check and metadata, not what its handler runs on", async () => {
+    const loaded = await loadedBy(["tools", "--json"]);
+    const listed = JSON.parse(loaded.stdout) as { toolsets: { tools: { name: string }[] }[] };
+    expect(listed.toolsets.flatMap((toolset) => toolset.tools.map((tool) => tool.name))).toEqual(
+      expect.arrayContaining(["terminal", "process", "execute_code", "read_file", "write_file", "patch", "search_files"]),
+    );
+    // The tool modules themselves are loaded (they register the tools)...
+    expect(loaded.modules).toEqual(expect.arrayContaining(["tools/terminal.js", "tools/execute-code.js", "tools/read-file.js"]));
+    // ...but not the handlers' bodies and what they run on: environments, processes, the code runner.
+    const heavy = [
+      /^tools\/handlers\/(?!lazy-body\.js$)/,
+      /^environments\/(local|manager|managed-environment|shell-state|docker|ssh|modal|daytona|singularity|vercel-sandbox)\.js$/,
+      /^process\//,
+      /^code-execution\/(run-code|approval|sandbox-prelude)\.js$/,
+      /^terminal\/(process-group|pty-command|local-runner|output-buffer)\.js$/,
+      /^files\/(read|write|patch|search)\.js$/,
+      /^approval\//,
+    ];
+    expect(loaded.modules.filter((module) => heavy.some((pattern) => pattern.test(module)))).toEqual([]);
   });
 
   it("a command line the fast path does not take goes through commander", async () => {
