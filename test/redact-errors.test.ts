@@ -117,6 +117,10 @@ describe("output of tools that are not built in is redacted for the model", () =
     const data = { rows: [{ id: 1, name: "a  b" }], monkey: "business", "sort key": "x" };
     reg.register({ name: "plain", toolset: "demo", schema: { description: "p" }, handler: () => ok(data) });
     expect(await reg.dispatch("plain")).toBe(JSON.stringify(data));
+    // A fragment the pre-filter looks for ("key") without a secret: the tool's own layout is kept.
+    const pretty = JSON.stringify({ keyboard: "us", monkey: 1 }, null, 2);
+    reg.register({ name: "pretty", toolset: "demo", schema: { description: "p" }, handler: () => pretty });
+    expect(await reg.dispatch("pretty")).toBe(pretty);
   });
 
   it("built-in tools' output is left to the tool (it redacts its own, line for line)", async () => {

@@ -46,7 +46,9 @@ export function redactTextOrJson(text: string): string {
     } catch {
       return redactSecrets(text);
     }
-    return JSON.stringify(redactJsonValue(parsed));
+    // Written out again only when something was redacted: text without a secret keeps its own layout.
+    const redacted = JSON.stringify(redactJsonValue(parsed));
+    return redacted === JSON.stringify(parsed) ? text : redacted;
   }
   return redactSecrets(text);
 }
