@@ -18,8 +18,7 @@ import { AvailabilityCache, type Availability, type AvailabilityOptions } from "
 import { normalizeRegistration } from "./normalize.js";
 import { AGENT_LOOP_TOOLS } from "../dispatch/agent-loop.js";
 import { HookSet, type HookKind } from "../dispatch/hooks.js";
-import { runToolCall, type CallOutcome, type DispatchHost } from "../dispatch/pipeline.js";
-import { fail, renderResult } from "../dispatch/result.js";
+import type { CallOutcome, DispatchHost } from "../dispatch/pipeline.js";
 import { describeThrown } from "../util/text.js";
 import { compileJsonSchemaValidator, compileStandardSchemaValidator, type ArgumentValidator } from "../schema/validator.js";
 import { ToolsetCatalog } from "../toolsets/catalog.js";
@@ -48,6 +47,30 @@ export interface ToolRegistryOptions {
 export interface ListToolsFilter {
   category?: string | undefined;
   toolset?: string | undefined;
+}
+
+/**
+ * The dispatch pipeline and result rendering, loaded on the first call: listing tools
+ * (`mibyan tools`, `getToolDefinitions`) never needs them. Once loaded, calls use them
+ * synchronously, as before.
+ */
+interface Dispatch {
+  runToolCall: typeof import("../dispatch/pipeline.js").runToolCall;
+  fail: typeof import("../dispatch/result.js").fail;
+  renderResult: typeof import("../dispatch/result.js").renderResult;
+}
+let dispatchModules: Dispatch | undefined;
+let loadingDispatch: Promise<Dispatch> | undefined;
+
+function loadDispatch(): Promise<Dispatch> {
+  loadingDispatch ??= Promise.all([import("../dispatch/pipeline.js"), import("../dispatch/result.js")]).then(
+    ([{ runToolCall }, { fail, renderResult }]) => (dispatchModules = { runToolCall, fail, renderResult }),
+    (err: unknown) => {
+      loadingDispatch = undefined; // not remembered: the next call tries again
+      throw err;
+    },
+  );
+  return loadingDispatch;
 }
 
 /** The outcome of one call, with the string the model receives. */
@@ -309,18 +332,21 @@ export class ToolRegistry implements DispatchHost {
   }
 
   private settle(name: string, args: unknown, options: CallOptions | undefined): CallOutcome | Promise<CallOutcome> {
+    const dispatch = dispatchModules;
+    if (dispatch === undefined) return loadDispatch().then(() => this.settle(name, args, options));
     try {
-      return runToolCall(this, name, args, options);
+      return dispatch.runToolCall(this, name, args, options);
     } catch (thrown) {
       // The pipeline turns every fault into a result; this only guards against a defect in it.
       this.logger.error(`dispatch of ${name} failed inside the runtime: ${describeThrown(thrown)}`);
-      return { call: { name, arguments: {} }, result: fail(`Tool execution failed: ${describeThrown(thrown)}`) };
+      return { call: { name, arguments: {} }, result: dispatch.fail(`Tool execution failed: ${describeThrown(thrown)}`) };
     }
   }
 
+  /** Only after `settle`, which loaded the dispatch modules. */
   private render(outcome: CallOutcome): string {
     const maxResultChars = outcome.entry?.maxResultChars ?? this.maxResultChars;
-    return renderResult(outcome.call.name, outcome.result, { maxResultChars, maxErrorChars: this.maxErrorChars });
+    return dispatchModules!.renderResult(outcome.call.name, outcome.result, { maxResultChars, maxErrorChars: this.maxErrorChars });
   }
 
   // ---- hooks --------------------------------------------------------------
