@@ -173,13 +173,16 @@ describe("what a command loads", () => {
     expect(loaded.modules).toEqual(expect.arrayContaining(["tools/terminal.js", "tools/execute-code.js", "tools/read-file.js"]));
     // ...but not the handlers' bodies and what they run on: environments, processes, the code runner.
     const heavy = [
-      /^tools\/handlers\/(?!lazy-body\.js$)/,
+      /^tools\/handlers\/(?!lazy-)/, // but lazy-body.js and lazy-redaction.js, the small loaders
       /^environments\/(local|manager|managed-environment|shell-state|docker|ssh|modal|daytona|singularity|vercel-sandbox)\.js$/,
       /^process\//,
       /^code-execution\/(run-code|approval|sandbox-prelude)\.js$/,
       /^terminal\/(process-group|pty-command|local-runner|output-buffer)\.js$/,
       /^files\/(read|write|patch|search)\.js$/,
       /^approval\//,
+      // Calls only: the dispatch pipeline and result rendering, the secret patterns.
+      /^dispatch\/(pipeline|result|arguments|call-context|coerce-arguments)\.js$/,
+      /^redaction\//,
     ];
     expect(loaded.modules.filter((module) => heavy.some((pattern) => pattern.test(module)))).toEqual([]);
   });

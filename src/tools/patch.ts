@@ -23,7 +23,7 @@ import {
   writeTarget,
   type FileToolHandlerOptions,
 } from "../files/tool-runtime.js";
-import { redactionSwitch } from "../redaction/tool-output.js";
+import { redactionSource } from "./handlers/lazy-redaction.js";
 
 export const PATCH_SCHEMA: FunctionSchema = {
   name: "patch",
@@ -55,7 +55,7 @@ export interface PatchHandlerOptions extends FileToolHandlerOptions {
 export function createPatchHandler(options: PatchHandlerOptions = {}) {
   const environments = environmentSource(options);
   const gate = gateSource(options);
-  const redact = redactionSwitch(options.redactOutput);
+  const redact = redactionSource(options.redactOutput);
   return function patch(args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
     return runToolBody("patch", async () => {
       const a = args ?? {};
@@ -66,7 +66,7 @@ export function createPatchHandler(options: PatchHandlerOptions = {}) {
       const [{ env, approve }, { patchFile }] = await Promise.all([writeTarget(environments, gate, ctx, "patch"), import("../files/patch.js")]);
       return patchFile(env, path, oldString, newString, replaceAll, {
         approve,
-        redact: redact(),
+        redact: await redact(),
         chunkChars: options.chunkChars,
         signal: ctx?.signal,
         timeoutMs: options.commandTimeoutMs,

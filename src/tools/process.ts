@@ -12,7 +12,8 @@
  */
 
 import type { ProcessInfo, ProcessRegistry } from "../process/process-registry.js";
-import { redactionSwitch, redactText, type RedactOutputOption } from "../redaction/tool-output.js";
+import type { RedactOutputOption } from "../redaction/tool-output.js";
+import { redactionSource, redactTextLazily } from "./handlers/lazy-redaction.js";
 import { registry } from "../registry/singleton.js";
 import { sessionIdOf } from "./call-scope.js";
 import type { FunctionSchema, ToolContext } from "../registry/types.js";
@@ -104,10 +105,10 @@ function integerArg(args: Record<string, unknown>, name: string, min: number, ma
 
 export function createProcessHandler(options: ProcessHandlerOptions = {}) {
   const processes = options.processes ?? (async () => (await import("../process/default-registry.js")).getProcessRegistry());
-  const redact = redactionSwitch(options.redactOutput);
-  const clean = (text: string): string => {
+  const redact = redactionSource(options.redactOutput);
+  const clean = async (text: string): Promise<string> => {
     const cleaned = cleanTerminalOutput(text);
-    return redact() ? redactText(cleaned) : cleaned;
+    return (await redact()) ? redactTextLazily(cleaned) : cleaned;
   };
 
   return async function processTool(args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
@@ -127,20 +128,20 @@ export function createProcessHandler(options: ProcessHandlerOptions = {}) {
       switch (action) {
         case "poll": {
           const info = await registry.poll(sessionId, id);
-          return JSON.stringify({ ...describe(info), output_preview: clean(info.preview) });
+          return JSON.stringify({ ...describe(info), output_preview: await clean(info.preview) });
         }
         case "log": {
           const limit = integerArg(a, "limit", 1, MAX_LOG_LINES, DEFAULT_LOG_LINES)!;
           const offset = integerArg(a, "offset", 1, Number.MAX_SAFE_INTEGER, undefined);
           const log = await registry.log(sessionId, id, offset === undefined ? { limit } : { offset, limit });
-          return JSON.stringify({ process_id: id, from_line: log.from, total_lines: log.totalLines, output: clean(log.lines.join("\n")) });
+          return JSON.stringify({ process_id: id, from_line: log.from, total_lines: log.totalLines, output: await clean(log.lines.join("\n")) });
         }
         case "wait": {
           const seconds = integerArg(a, "timeout", 0, MAX_WAIT_SECONDS, DEFAULT_WAIT_SECONDS)!;
           const result = await registry.wait(sessionId, id, seconds * 1000, ctx?.signal);
           const output = result.output.length > WAIT_OUTPUT_CHARS ? result.output.slice(-WAIT_OUTPUT_CHARS) : result.output;
           const note = result.timedOut ? { note: `Still running after ${seconds} seconds; wait again, poll, or kill it.` } : {};
-          return JSON.stringify({ ...describe(result), output: clean(output), ...note });
+          return JSON.stringify({ ...describe(result), output: await clean(output), ...note });
         }
         case "kill":
           return JSON.stringify(describe(await registry.kill(sessionId, id)));

@@ -17,7 +17,7 @@ import type { FunctionSchema, ToolContext } from "../registry/types.js";
 import { DEFAULT_READ_LIMIT, MAX_CONTENT_CHARS, MAX_LINE_CHARS, MAX_READ_LIMIT } from "../files/limits.js";
 import { checkPathArgument, optionalInteger } from "../files/tool-args.js";
 import { environmentSource, runToolBody, taskEnvironment, type FileToolHandlerOptions } from "../files/tool-runtime.js";
-import { redactionSwitch } from "../redaction/tool-output.js";
+import { redactionSource } from "./handlers/lazy-redaction.js";
 import { groupDigits } from "../util/format.js";
 
 export const READ_FILE_SCHEMA: FunctionSchema = {
@@ -53,7 +53,7 @@ export type ReadFileHandlerOptions = FileToolHandlerOptions;
 /** Builds a read_file handler; the registered tool uses the defaults. */
 export function createReadFileHandler(options: ReadFileHandlerOptions = {}) {
   const environments = environmentSource(options);
-  const redact = redactionSwitch(options.redactOutput);
+  const redact = redactionSource(options.redactOutput);
   return function read_file(args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
     return runToolBody("read_file", async () => {
       const a = args ?? {};
@@ -62,7 +62,7 @@ export function createReadFileHandler(options: ReadFileHandlerOptions = {}) {
       const limit = optionalInteger(a.limit, "limit", { min: 1, max: MAX_READ_LIMIT, fallback: DEFAULT_READ_LIMIT });
       const env = await taskEnvironment(environments, ctx);
       const { readWindow } = await import("../files/read.js");
-      return readWindow(env, path, { offset, limit, redact: redact(), signal: ctx?.signal, timeoutMs: options.commandTimeoutMs });
+      return readWindow(env, path, { offset, limit, redact: await redact(), signal: ctx?.signal, timeoutMs: options.commandTimeoutMs });
     });
   };
 }

@@ -18,7 +18,7 @@ import type { FunctionSchema, ToolContext } from "../registry/types.js";
 import { DEFAULT_MAX_RESULTS, MAX_CONTEXT_LINES, MAX_MATCH_LINE_CHARS, MAX_MAX_RESULTS } from "../files/limits.js";
 import { checkPathArgument, optionalBoolean, optionalChoice, optionalInteger, optionalString, requiredString } from "../files/tool-args.js";
 import { environmentSource, runToolBody, taskEnvironment, type FileToolHandlerOptions } from "../files/tool-runtime.js";
-import { redactionSwitch } from "../redaction/tool-output.js";
+import { redactionSource } from "./handlers/lazy-redaction.js";
 
 export const SEARCH_FILES_SCHEMA: FunctionSchema = {
   name: "search_files",
@@ -68,7 +68,7 @@ export interface SearchFilesHandlerOptions extends FileToolHandlerOptions {
 /** Builds a search_files handler; the registered tool uses the defaults. */
 export function createSearchFilesHandler(options: SearchFilesHandlerOptions = {}) {
   const environments = environmentSource(options);
-  const redact = redactionSwitch(options.redactOutput);
+  const redact = redactionSource(options.redactOutput);
   return function search_files(args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
     return runToolBody("search_files", async () => {
       const a = args ?? {};
@@ -90,7 +90,7 @@ export function createSearchFilesHandler(options: SearchFilesHandlerOptions = {}
         context,
         maxResults,
         engine: options.engine,
-        redact: redact(),
+        redact: await redact(),
         signal: ctx?.signal,
         timeoutMs: options.commandTimeoutMs,
       });
