@@ -1,6 +1,7 @@
 // What a tool hands the model passes the redaction policy: every tool's error
 // text (thrown errors, fail() messages, JSON error strings), and the output of
-// tools that are not built in. These tests play the tool that leaks.
+// tools that ask for it (`redactOutput`: plugin and MCP tools by default, tools
+// registered in code when they opt in). These tests play the tool that leaks.
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
@@ -20,7 +21,8 @@ const OPENAI = "sk-proj-abcdefghijklmnopqrstuvwxyz012345";
 
 function leaky(): ToolRegistry {
   const reg = new ToolRegistry();
-  const tool = (name: string, handler: () => unknown) => reg.register({ name, toolset: "demo", schema: { description: name }, handler });
+  const tool = (name: string, handler: () => unknown) =>
+    reg.register({ name, toolset: "demo", schema: { description: name }, handler, redactOutput: name.startsWith("secret_") || name === "clean" });
   tool("boom", () => {
     throw new Error("db password=hunter2 failed at /home/u/app.ts:12");
   });
@@ -81,7 +83,7 @@ describe("error texts are redacted before they reach the model", () => {
   });
 });
 
-describe("output of tools that are not built in is redacted for the model", () => {
+describe("output of tools registered with redactOutput is redacted for the model", () => {
   it("an object with a GitHub token, an OpenAI key, an AWS key and an exported API_KEY: redacted, still JSON", async () => {
     const reg = leaky();
     const outcome = await handleFunctionCallDetailed("secret_object", {}, { registry: reg });
@@ -115,12 +117,27 @@ describe("output of tools that are not built in is redacted for the model", () =
   it("a result without a secret is byte for byte what the tool returned", async () => {
     const reg = new ToolRegistry();
     const data = { rows: [{ id: 1, name: "a  b" }], monkey: "business", "sort key": "x" };
-    reg.register({ name: "plain", toolset: "demo", schema: { description: "p" }, handler: () => ok(data) });
+    reg.register({ name: "plain", toolset: "demo", schema: { description: "p" }, handler: () => ok(data), redactOutput: true });
     expect(await reg.dispatch("plain")).toBe(JSON.stringify(data));
     // A fragment the pre-filter looks for ("key") without a secret: the tool's own layout is kept.
     const pretty = JSON.stringify({ keyboard: "us", monkey: 1 }, null, 2);
-    reg.register({ name: "pretty", toolset: "demo", schema: { description: "p" }, handler: () => pretty });
+    reg.register({ name: "pretty", toolset: "demo", schema: { description: "p" }, handler: () => pretty, redactOutput: true });
     expect(await reg.dispatch("pretty")).toBe(pretty);
+  });
+
+  it("a tool registered in code sends its data as written unless it opts in; plugin and MCP tools are redacted by default", async () => {
+    const reg = new ToolRegistry();
+    // The application's own data: the name rules would rewrite `key` and `total_tokens` fields.
+    const data = { rows: [{ key: "row1", value: 2 }], usage: { total_tokens: 12 }, token: GITHUB };
+    reg.register({ name: "app_data", toolset: "demo", schema: { description: "a" }, handler: () => data });
+    expect(JSON.parse(await reg.dispatch("app_data"))).toEqual(data);
+    reg.register({ name: "from_plugin", toolset: "demo", source: { kind: "plugin", id: "p" }, schema: { description: "p" }, handler: () => data });
+    reg.register({ name: "from_mcp", toolset: "demo", source: { kind: "mcp", server: "s" }, schema: { description: "m" }, handler: () => `got ${GITHUB}` });
+    expect(JSON.parse(await reg.dispatch("from_plugin")).token).toBe("[REDACTED]");
+    expect(await reg.dispatch("from_mcp")).toBe("got [REDACTED]");
+    // A plugin may opt out, as code may opt in.
+    reg.register({ name: "plugin_raw", toolset: "demo", source: { kind: "plugin", id: "p" }, redactOutput: false, schema: { description: "p" }, handler: () => `got ${GITHUB}` });
+    expect(await reg.dispatch("plugin_raw")).toBe(`got ${GITHUB}`);
   });
 
   it("built-in tools' output is left to the tool (it redacts its own, line for line)", async () => {

@@ -147,7 +147,7 @@ function afterRun(host: DispatchHost, call: ParsedToolCall, result: ToolResult, 
 
 function finalOutcome(call: ParsedToolCall, result: ToolResult, entry: ToolEntry | undefined): CallOutcome {
   // Output of a tool that is not built in is redacted when rendered for the model (result.ts).
-  if (entry !== undefined) screenOutput(result, entry.source);
+  if (entry !== undefined) screenOutput(result, entry.redactOutput);
   return { call, result, entry };
 }
 

@@ -1,4 +1,4 @@
-import type { ToolError, ToolErrorKind, ToolResult, ToolSource, ValidationIssue } from "../registry/types.js";
+import type { ToolError, ToolErrorKind, ToolResult, ValidationIssue } from "../registry/types.js";
 import { capText, describeThrown } from "../util/text.js";
 import { mayContainSecret } from "../redaction/redact.js";
 import { redactForModel } from "../redaction/tool-output.js";
@@ -147,16 +147,16 @@ export interface RenderLimits {
 
 /**
  * Successes whose model-facing text must be redacted when rendered: output of
- * a tool that is not built in (built-ins redact their own output, line for
- * line) in which a secret may be. Only results that may hold one are added,
+ * a tool registered with `redactOutput` (plugin and MCP tools by default;
+ * built-ins redact their own output, line for line) in which a secret may be. Only results that may hold one are added,
  * so the common call pays one scan and no allocation. The typed result keeps
  * the tool's data as it returned it: redaction is of what the model sees.
  */
 const redactOnRender = new WeakSet<ToolResult>();
 
-/** Marks a final result for redaction when its tool is not built in and its text may hold a secret. */
-export function screenOutput(result: ToolResult, source: ToolSource | undefined): void {
-  if (!result.success || source?.kind === "builtin") return;
+/** Marks a final result for redaction when its tool asks for it and its text may hold a secret. */
+export function screenOutput(result: ToolResult, redactOutput: boolean): void {
+  if (!result.success || !redactOutput) return;
   const data = result.data;
   if (typeof data === "string") {
     if (mayContainSecret(data)) redactOnRender.add(result);

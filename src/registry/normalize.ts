@@ -8,6 +8,7 @@ import type {
   ToolDefinitionOptions,
   ToolEntry,
   ToolParameter,
+  ToolSource,
 } from "./types.js";
 import { ToolDefinitionError } from "./errors.js";
 import { parametersToJsonSchema } from "../schema/parameters.js";
@@ -139,6 +140,7 @@ function buildEntry(
   }
   const toolset = input.toolset ?? input.category ?? name;
   const schema = Object.freeze({ ...parts.schema });
+  const source: ToolSource = input.source ?? { kind: "user" };
   const entry: ToolEntry = {
     name,
     toolset,
@@ -153,7 +155,8 @@ function buildEntry(
     timeoutMs: input.timeoutMs,
     parallelSafe: input.parallelSafe ?? false,
     patchSchema: input.patchSchema,
-    source: input.source ?? { kind: "user" },
+    source,
+    redactOutput: input.redactOutput ?? (source.kind === "plugin" || source.kind === "mcp"),
     invokeHandler: parts.invokeHandler,
     standardSchema: parts.standardSchema,
   };

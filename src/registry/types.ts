@@ -175,6 +175,13 @@ export interface CommonToolOptions {
   /** Rebuilds the schema from the surviving tool set at definition time. */
   patchSchema?: SchemaPatcher | undefined;
   source?: ToolSource | undefined;
+  /**
+   * Redact secrets from the tool's successful output before the model sees it. Default: `true` for
+   * plugin and MCP tools, `false` for tools registered in code (their output is the application's
+   * own data, and the name rules would rewrite fields such as `key` or `total_tokens`); built-in tools
+   * redact their own output. Error texts are redacted for every tool regardless.
+   */
+  redactOutput?: boolean | undefined;
   /** Accepted for parity with the Python original; async handlers are detected at run time. */
   isAsync?: boolean | undefined;
 }
@@ -240,6 +247,8 @@ export interface ToolEntry {
   readonly parallelSafe: boolean;
   readonly patchSchema?: SchemaPatcher;
   readonly source: ToolSource;
+  /** Whether dispatch redacts the tool's successful output for the model (see `CommonToolOptions.redactOutput`). */
+  readonly redactOutput: boolean;
   /** Calls the user's handler with the arguments in the order its registration shape expects. */
   readonly invokeHandler: (args: Record<string, unknown>, ctx: ToolContext) => unknown;
   /** Present when parameters came from a Standard Schema (zod, ...), which then also validates. */
