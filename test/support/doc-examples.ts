@@ -34,7 +34,8 @@ export interface DocExample {
 const FENCE = /^(\s*)(```+|~~~+)\s*([A-Za-z]+)?\s*$/;
 const LANGS: Record<string, "ts" | "js"> = { ts: "ts", typescript: "ts", js: "js", javascript: "js", mjs: "js" };
 const MARK = /^\s*<!--\s*example:\s*(compile-only|skip)\s*(?:\((.+)\))?\s*-->\s*$/;
-const ANY_MARK = /<!--\s*example:/;
+// A mark quoted in inline code (`<!-- example: skip (why) -->` in prose that explains marks) is not a mark.
+const ANY_MARK = /(?:^|[^`])<!--\s*example:/;
 
 /** README.md and every docs/**.md of the repository. */
 export function docFiles(root: string): string[] {
