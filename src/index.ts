@@ -47,6 +47,7 @@ export {
   type HandleFunctionCallOptions,
 } from "./dispatch/handle-function-call.js";
 export { executeToolCalls, type ExecuteToolCallsOptions, type ToolCallOutcome } from "./dispatch/execute-tool-calls.js";
+export { CANCEL_GRACE_MS } from "./dispatch/pipeline.js";
 
 export {
   getToolDefinitions,
