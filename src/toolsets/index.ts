@@ -11,4 +11,4 @@ export {
   type ToolsetNames,
   type UnknownToolset,
 } from "./unknown-toolset.js";
-export { unregisteredTools, describeUnregistered, type ToolsetRegistration, type ToolsetResolver } from "./unregistered-tools.js";
+export { unregisteredTools, describeUnregistered, type ToolsetRegistration } from "./unregistered-tools.js";

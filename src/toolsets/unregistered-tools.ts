@@ -4,13 +4,6 @@
  * of them; the rest are names reserved for tools an application or plugin registers, or tools the
  * agent loop handles. Without this, selecting `web` silently gave an empty tool list.
  */
-import type { ResolveResult } from "./types.js";
-
-/** What `unregisteredTools` needs of a catalog (`ToolsetCatalog` has it). */
-export interface ToolsetResolver {
-  resolve(name: string): ResolveResult;
-}
-
 export interface ToolsetRegistration {
   toolset: string;
   /** The tools the toolset resolves to that are registered. */
@@ -22,13 +15,14 @@ export interface ToolsetRegistration {
 }
 
 /**
- * The tools `toolset` resolves to (includes expanded), split into registered ones, agent-loop
- * ones and the rest. `isRegistered` and `agentLoopTools` come from the caller (the registry and
- * `AGENT_LOOP_TOOLS`), so toolsets stay independent of the registry.
+ * The tools of `toolset` (`tools`: what `catalog.resolve(toolset).tools` gives, or a definition's
+ * own `tools` when it includes nothing, which is cheaper on a cold start), split into registered
+ * ones, agent-loop ones and the rest. `isRegistered` and `agentLoopTools` come from the caller (the
+ * registry and `AGENT_LOOP_TOOLS`), so toolsets stay independent of the registry.
  */
 export function unregisteredTools(
-  catalog: ToolsetResolver,
   toolset: string,
+  tools: Iterable<string>,
   isRegistered: (tool: string) => boolean,
   agentLoopTools: Iterable<string>,
 ): ToolsetRegistration {
@@ -36,7 +30,7 @@ export function unregisteredTools(
   const registered: string[] = [];
   const missing: string[] = [];
   const agentLoop: string[] = [];
-  for (const tool of catalog.resolve(toolset).tools) {
+  for (const tool of tools) {
     if (isRegistered(tool)) registered.push(tool);
     else if (loop.has(tool)) agentLoop.push(tool);
     else missing.push(tool);

@@ -52,7 +52,7 @@ export function emptySelectionWarning(runtime: Runtime, enabled: readonly string
   const isRegistered = (tool: string): boolean => runtime.registry.has(tool);
   const empty = (enabled ?? [])
     .filter((name, index, all) => all.indexOf(name) === index)
-    .map((name) => ({ name, registration: unregisteredTools(runtime.registry.toolsets, name, isRegistered, AGENT_LOOP_TOOLS) }))
+    .map((name) => ({ name, registration: unregisteredTools(name, runtime.registry.toolsets.resolve(name).tools, isRegistered, AGENT_LOOP_TOOLS) }))
     .filter(({ registration }) => registration.registered.length === 0);
   const head = count === 0 ? "no tools selected" : "some enabled toolsets give no tools";
   if (empty.length > 0) {
