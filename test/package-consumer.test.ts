@@ -78,14 +78,14 @@ afterAll(() => {
 describe("the tarball", () => {
   it("holds what a user needs and nothing else", () => {
     const files = packDryRun().files.map((f) => f.path);
-    for (const needed of ["package.json", "README.md", "LICENSE", "bin/mibyan.js", "dist/index.js", "dist/index.d.ts", "dist/backends.js", "dist/backends.d.ts", "dist/tool-handlers.js", "dist/tool-handlers.d.ts", "dist/cli/main.js"]) {
+    for (const needed of ["package.json", "README.md", "LICENSE", "bin/mibyan.js", "dist/index.js", "dist/index.d.ts", "dist/backends.js", "dist/backends.d.ts", "dist/tool-handlers.js", "dist/tool-handlers.d.ts", "dist/cli/main.js", "grammar/tree-sitter-bash.wasm", "grammar/LICENSE-tree-sitter-bash"]) {
       expect(files, needed).toContain(needed);
     }
-    // Top level: the manifest, the readme, the license, bin/ and dist/. In dist/: no maps, no build
+    // Top level: the manifest, the readme, the license, bin/, dist/ and the bash grammar. In dist/: no maps, no build
     // info, no TypeScript sources but declarations, no tests or benchmarks.
     const unwanted = files.filter(
       (f) =>
-        !/^(package\.json|README\.md|LICENSE|bin\/[^/]+|dist\/.+)$/.test(f) ||
+        !/^(package\.json|README\.md|LICENSE|bin\/[^/]+|dist\/.+|grammar\/(tree-sitter-bash\.wasm|LICENSE-tree-sitter-bash|VERSION))$/.test(f) ||
         /\.(map|tsbuildinfo)$/.test(f) ||
         (/\.(ts|mts|cts)$/.test(f) && !/\.d\.(ts|mts|cts)$/.test(f)) ||
         /(^|\/)(test|tests|__tests__|bench|fixtures)\//.test(f) ||
@@ -94,6 +94,14 @@ describe("the tarball", () => {
     expect(unwanted).toEqual([]);
     // The dry run and the real pack agree.
     expect(packed.files.map((f) => f.path).sort()).toEqual([...files].sort());
+  });
+
+  it("ships the bash grammar itself: tree-sitter-bash (native sources, a node-gyp install script) is no dependency", () => {
+    const manifest = JSON.parse(readFileSync(path.join(project, "node_modules/mibyan-tools/package.json"), "utf8")) as { dependencies?: Record<string, string> };
+    expect(Object.keys(manifest.dependencies ?? {})).not.toContain("tree-sitter-bash");
+    expect(existsSync(path.join(project, "node_modules/tree-sitter-bash"))).toBe(false);
+    const shipped = readFileSync(path.join(project, "node_modules/mibyan-tools/grammar/tree-sitter-bash.wasm"));
+    expect(shipped.equals(readFileSync(path.join(REPO, "node_modules/tree-sitter-bash/tree-sitter-bash.wasm")))).toBe(true);
   });
 
   it("has no source map or map reference that points at a file it does not ship", () => {

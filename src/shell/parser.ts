@@ -110,9 +110,11 @@ export function initShellParser(): Promise<void> {
 }
 
 async function load(): Promise<void> {
-  // node:module here, not at the top: a CLI run that never needs the grammar does not load it.
-  const { createRequire } = await import("node:module");
-  const wasmPath = createRequire(import.meta.url).resolve("tree-sitter-bash/tree-sitter-bash.wasm");
+  // node:url here, not at the top: a CLI run that never needs the grammar does not load it.
+  const { fileURLToPath } = await import("node:url");
+  // The package ships the grammar in grammar/ (scripts/copy-grammar.mjs, run by the build), two levels
+  // above both src/shell/ and dist/shell/.
+  const wasmPath = fileURLToPath(new URL("../../grammar/tree-sitter-bash.wasm", import.meta.url));
   const treeSitter = await import("web-tree-sitter");
   // The options object becomes the emscripten module, with its exported functions on it
   // (when web-tree-sitter was not initialised before in this process: then it stays empty).
