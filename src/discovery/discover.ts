@@ -5,7 +5,6 @@ import { registry } from "../registry/singleton.js";
 import { mibyanHome } from "../config/home.js";
 import { describeThrown } from "../util/text.js";
 import { ScanCache, type FileStamp } from "./scan-cache.js";
-import { analyzeModule } from "./static-analysis.js";
 
 export interface DiscoveryOptions {
   /** Folder of tool modules (default: the package's built-in `tools/`). */
@@ -76,6 +75,8 @@ export async function discoverTools(options: DiscoveryOptions = {}): Promise<Dis
         // a module that does not even mention `register` (a cheap read instead of a parse).
         if (analysis?.registers === false && readFileSync(file, "utf8").includes("register")) analysis = undefined;
         if (analysis === undefined) {
+          // The parser's module loads only on a cache miss: with a warm cache, listing tools never needs it.
+          const { analyzeModule } = await import("./static-analysis.js");
           analysis = await analyzeModule(readFileSync(file, "utf8"), file);
           cache.set(file, stamp, analysis);
         }

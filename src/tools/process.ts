@@ -17,7 +17,6 @@ import { redactionSource, redactTextLazily } from "./handlers/lazy-redaction.js"
 import { registry } from "../registry/singleton.js";
 import { sessionIdOf } from "./call-scope.js";
 import type { FunctionSchema, ToolContext } from "../registry/types.js";
-import { cleanTerminalOutput } from "../terminal/ansi.js";
 
 export const PROCESS_ACTIONS = ["list", "poll", "log", "wait", "kill", "write", "submit", "close"] as const;
 export type ProcessAction = (typeof PROCESS_ACTIONS)[number];
@@ -107,7 +106,7 @@ export function createProcessHandler(options: ProcessHandlerOptions = {}) {
   const processes = options.processes ?? (async () => (await import("../process/default-registry.js")).getProcessRegistry());
   const redact = redactionSource(options.redactOutput);
   const clean = async (text: string): Promise<string> => {
-    const cleaned = cleanTerminalOutput(text);
+    const cleaned = (await import("../terminal/ansi.js")).cleanTerminalOutput(text);
     return (await redact()) ? redactTextLazily(cleaned) : cleaned;
   };
 
