@@ -136,11 +136,18 @@ beforeAll(() => {
   // The sleeper is started by a shell script whose name is the tag, so `pgrep -f TAG` finds it.
   const script = path.join(base, `${SLEEPER_TAG}.sh`);
   writeFileSync(script, "sleep 600\n");
-  sleeper = spawn("bash", [script], { stdio: "ignore" });
+  // Its own process group, so the cleanup below ends the `sleep` child as well as the shell.
+  sleeper = spawn("bash", [script], { stdio: "ignore", detached: true });
 });
 
 afterAll(() => {
-  sleeper?.kill("SIGKILL");
+  if (sleeper?.pid !== undefined) {
+    try {
+      process.kill(-sleeper.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
 });
 
 describe("attacks through mibyan call terminal, nobody to approve", () => {

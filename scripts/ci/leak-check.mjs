@@ -9,7 +9,7 @@
 //
 // A process counts as left behind when it did not exist at the snapshot, is still
 // alive at the comparison, and is not this script or one of its ancestors (the
-// shell running the CI script). Processes get a few seconds to finish exiting,
+// shell running the CI script), nor a kernel thread. Processes get a few seconds to finish exiting,
 // because a test's last kill may still be in flight when the runner returns.
 import { readFileSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -39,6 +39,8 @@ function processes() {
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
       // Zombies are gone in all but their exit status; their parent reaps them.
       if (fields[0] === "Z") continue;
+      // Kernel threads (kthreadd, pid 2, and its children) come and go with the kernel's work, not ours.
+      if (pid === "2" || fields[1] === "2") continue;
       const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean).join(" ");
       found.set(`${pid}:${fields[19]}`, { pid: Number(pid), ppid: Number(fields[1]), cmdline: cmdline || `[${stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"))}]` });
     } catch {
