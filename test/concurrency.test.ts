@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { ToolRegistry, createMemoryLogger, executeToolCalls } from "../src/index.js";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+import { ToolRegistry, applyConfig, createMemoryLogger, executeToolCalls, loadConfig } from "../src/index.js";
 
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
@@ -107,6 +111,26 @@ describe("executeToolCalls", () => {
     expect(outcomes.map((o) => o.content)).toEqual(["read:0", "read:1", "read:2", "read:3", "read:4", "read:5"]);
     expect(outcomes.map((o) => o.id)).toEqual(["c0", "c1", "c2", "c3", "c4", "c5"]);
     expect(peak()).toBe(3);
+  });
+
+  it("tools.max_concurrency from config.yaml caps batches through the registry applyConfig set; a batch's own limit wins", async () => {
+    const home = mkdtempSync(path.join(tmpdir(), "mibyan-concurrency-"));
+    try {
+      writeFileSync(path.join(home, "config.yaml"), "tools:\n  max_concurrency: 2\n");
+      const { registry, peak } = setup();
+      expect(registry.maxConcurrency).toBe(8);
+      applyConfig(registry, loadConfig({ env: { MIBYAN_HOME: home } }).config);
+      expect(registry.maxConcurrency).toBe(2);
+      const calls = Array.from({ length: 6 }, (_, i) => ({ name: "read", arguments: { id: String(i) } }));
+      await executeToolCalls(calls, { registry });
+      expect(peak()).toBe(2);
+      const second = setup();
+      second.registry.maxConcurrency = 2;
+      await executeToolCalls(calls, { registry: second.registry, maxConcurrency: 5 });
+      expect(second.peak()).toBe(5);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 
   it("a non-parallel-safe call waits for everything before it and runs alone", async () => {

@@ -6,5 +6,6 @@ export function applyConfig(target: ToolRegistry, config: MibyanConfig): void {
   const tools = config.tools;
   if (tools.maxResultChars !== undefined) target.maxResultChars = tools.maxResultChars;
   if (tools.timeoutSeconds !== undefined) target.defaultTimeoutMs = tools.timeoutSeconds * 1000;
+  if (tools.maxConcurrency !== undefined) target.maxConcurrency = tools.maxConcurrency;
   if (tools.availabilityTtlSeconds !== undefined) target.availability.ttlMs = tools.availabilityTtlSeconds * 1000;
 }

@@ -4,7 +4,7 @@ import { handleFunctionCallDetailed, type HandleFunctionCallOptions } from "./ha
 import { fail } from "./result.js";
 
 export interface ExecuteToolCallsOptions extends Omit<HandleFunctionCallOptions, "toolCallId"> {
-  /** Most parallel-safe calls running at once (default 8). */
+  /** Most parallel-safe calls running at once (default: the registry's `maxConcurrency`, 8 unless config.yaml's `tools.max_concurrency` was applied). */
   maxConcurrency?: number | undefined;
 }
 
@@ -27,7 +27,7 @@ export async function executeToolCalls(calls: readonly ToolCall[], options: Exec
     throw new TypeError(`executeToolCalls takes an array of tool calls, got ${calls === null ? "null" : typeof calls}`);
   }
   const target = options.registry ?? defaultRegistry;
-  const limit = Math.max(1, Math.floor(options.maxConcurrency ?? 8));
+  const limit = Math.max(1, Math.floor(options.maxConcurrency ?? target.maxConcurrency));
   const outcomes: ToolCallOutcome[] = new Array(calls.length);
   const runOne = async (index: number): Promise<void> => {
     const problem = malformation(calls[index]);

@@ -34,6 +34,8 @@ export interface ToolRegistryOptions {
   maxErrorChars?: number | undefined;
   /** Default per-call time limit in ms for tools without their own (default 0: none). */
   defaultTimeoutMs?: number | undefined;
+  /** Most parallel-safe calls `executeToolCalls` runs at once through this registry, unless a batch says otherwise (default 8). */
+  maxConcurrency?: number | undefined;
   availability?: AvailabilityOptions | undefined;
   /** Tool names only the agent loop may run (default: todo, memory, session_search, delegate_task). */
   agentLoopTools?: readonly string[] | undefined;
@@ -95,6 +97,7 @@ export class ToolRegistry implements DispatchHost {
   maxResultChars: number;
   maxErrorChars: number;
   defaultTimeoutMs: number;
+  maxConcurrency: number;
   allowPluginOverride: (pluginId: string) => boolean;
   /** Source stamped on registrations that name none (discovery sets `builtin` while importing built-ins). */
   defaultSource: ToolSource = { kind: "user" };
@@ -106,6 +109,7 @@ export class ToolRegistry implements DispatchHost {
     this.maxResultChars = options.maxResultChars ?? 100_000;
     this.maxErrorChars = options.maxErrorChars ?? 2_000;
     this.defaultTimeoutMs = options.defaultTimeoutMs ?? 0;
+    this.maxConcurrency = options.maxConcurrency ?? 8;
     this.allowPluginOverride = options.allowPluginOverride ?? (() => false);
     this.agentLoopTools = new Set(options.agentLoopTools ?? AGENT_LOOP_TOOLS);
     this.availability = new AvailabilityCache(() => this.logger, options.availability);
