@@ -133,6 +133,8 @@ describe("loadConfig", () => {
     });
     expect(loaded.config).toEqual({
       plugins: { entries: {} },
+      mcpServers: {},
+      hooks: {},
       toolsets: {},
       tools: {},
       terminal: { backend: "local" },
@@ -164,12 +166,36 @@ describe("loadConfig", () => {
   it("maps a full config onto the camelCase shape", () => {
     writeConfig(`# full example
 plugins:
+  enabled: [github, tools/lint]
+  disabled: [old]
   entries:
     github:
       enabled: true
       allow_tool_override: false
     my.plugin:
       enabled: false
+mcp_servers:
+  my-fs:
+    command: npx
+    args: [-y, server-fs]
+    env: { ROOT: /srv, TOKEN: "\${FS_TOKEN}" }
+    enabled: "off"
+    timeout: 30
+    connect_timeout: 5
+    tools:
+      include: read_file
+      exclude: [delete_file]
+      resources: false
+    supports_parallel_tool_calls: true
+  remote:
+    url: http://127.0.0.1:8080/mcp
+    headers: { Authorization: "Bearer t" }
+    transport: sse
+hooks:
+  pre_tool_call:
+    - matcher: "^terminal$"
+      command: node block.js
+      timeout: 5
 toolsets:
   enabled: [web, files]
   disabled:
@@ -194,7 +220,23 @@ terminal:
           github: { enabled: true, allowToolOverride: false },
           "my.plugin": { enabled: false },
         },
+        enabled: ["github", "tools/lint"],
+        disabled: ["old"],
       },
+      mcpServers: {
+        "my-fs": {
+          command: "npx",
+          args: ["-y", "server-fs"],
+          env: { ROOT: "/srv", TOKEN: "${FS_TOKEN}" },
+          enabled: "off",
+          timeout: 30,
+          connectTimeout: 5,
+          tools: { include: "read_file", exclude: ["delete_file"], resources: false },
+          supportsParallelToolCalls: true,
+        },
+        remote: { url: "http://127.0.0.1:8080/mcp", headers: { Authorization: "Bearer t" }, transport: "sse" },
+      },
+      hooks: { preToolCall: [{ matcher: "^terminal$", command: "node block.js", timeout: 5 }] },
       toolsets: { enabled: ["web", "files"], disabled: ["terminal"] },
       tools: { maxResultChars: 20000, timeoutSeconds: 120, maxConcurrency: 4, availabilityTtlSeconds: 0 },
       terminal: { backend: "docker", timeoutSeconds: 1.5, maxOutputChars: 50000, cwd: "~/projects" },
@@ -221,6 +263,8 @@ terminal:
     const loaded = loadConfig({ home });
     expect(loaded.config).toEqual({
       plugins: { entries: { quiet: {} } },
+      mcpServers: {},
+      hooks: {},
       toolsets: {},
       tools: {},
       terminal: { backend: "local" },
@@ -451,6 +495,25 @@ describe("document-level errors", () => {
     expect([scalar.line, scalar.column]).toEqual([3, 1]);
   });
 
+  it("mcp_servers and hooks: wrong values and misspelt keys are located errors", () => {
+    const cases: Array<[string, string, [number, number], RegExp]> = [
+      ["mcp_servers:\n  fs:\n    command: x\n    enabled: maybe\n", "mcp_servers.fs.enabled", [4, 14], /must be a boolean \(or one of true, yes, on, 1, false, no, off, 0\) \(got "maybe"\)/],
+      ["mcp_servers:\n  fs:\n    command: x\n    env:\n      PORT: 8080\n", "mcp_servers.fs.env.PORT", [5, 13], /must be a string \(quote numbers and booleans\) \(got 8080\)/],
+      ["mcp_servers:\n  fs:\n    url: ftp://x\n", "mcp_servers.fs.url", [3, 10], /must be an http\(s\) URL/],
+      ["mcp_servers:\n  fs:\n    command: x\n    tools:\n      exlude: [rm]\n", "mcp_servers.fs.tools.exlude", [5, 7], /unknown key mcp_servers\.fs\.tools\.exlude; did you mean mcp_servers\.fs\.tools\.exclude\?/],
+      ["mcp_servers:\n  fs: npx\n", "mcp_servers.fs", [2, 7], /must be a mapping \(got "npx"\)/],
+      ["hooks:\n  pre_tool_cal:\n    - command: x\n", "hooks.pre_tool_cal", [2, 3], /did you mean hooks\.pre_tool_call\?/],
+      ["hooks:\n  pre_tool_call:\n    - matcher: \"([\"\n      command: x\n", "hooks.pre_tool_call[0].matcher", [3, 16], /must be a valid regular expression/],
+      ["hooks:\n  pre_tool_call:\n    - matcher: x\n", "hooks.pre_tool_call[0].command", [3, 7], /must be a non-empty string \(got nothing\)/],
+    ];
+    for (const [text, key, [line, column], reason] of cases) {
+      const err = errorFor(text);
+      expect(err.key, text).toBe(key);
+      expect([err.line, err.column], text).toEqual([line, column]);
+      expect(err.reason, text).toMatch(reason);
+    }
+  });
+
   it("rejects a duplicate key, naming its path and both lines", () => {
     const err = errorFor("terminal:\n  backend: local\n  cwd: /tmp\n  backend: docker\n");
     expect(err.kind).toBe("duplicate_key");
@@ -535,14 +598,14 @@ describe("unknown keys are warnings", () => {
   });
 
   it("warns without a suggestion when nothing is close, and keeps the section in document", () => {
-    writeConfig("browser_pool:\n  size: 2\nmcp_servers:\n  fs:\n    command: npx\ntools:\n  max_concurrency: 2\n");
+    writeConfig("browser_pool:\n  size: 2\nbrowser_profiles:\n  fs:\n    command: npx\ntools:\n  max_concurrency: 2\n");
     const loaded = loadConfig({ home });
     expect(loaded.warnings.map((w) => w.replace(/^.*?:\d+:\d+: /, ""))).toEqual([
       "unknown key browser_pool",
-      "unknown key mcp_servers",
+      "unknown key browser_profiles",
     ]);
     expect(loaded.config.tools.maxConcurrency).toBe(2);
-    expect((loaded.document as Record<string, unknown>).mcp_servers).toEqual({ fs: { command: "npx" } });
+    expect((loaded.document as Record<string, unknown>).browser_profiles).toEqual({ fs: { command: "npx" } });
   });
 });
 

@@ -1,5 +1,5 @@
 import type { ToolRegistry } from "../registry/tool-registry.js";
-import type { MibyanConfig } from "./config-schema.js";
+import type { MibyanConfig } from "./config-types.js";
 
 /** Applies the `tools` section of config.yaml to a registry. */
 export function applyConfig(target: ToolRegistry, config: MibyanConfig): void {

@@ -7,9 +7,11 @@
  * `non_interactive` leaves the gate at a default the user meant to change. There, refusing to
  * start (exit 2, with the close match) is the safe failure; a newer release adding a key to one of
  * these sections is a reason to upgrade, not to run with part of the setting ignored.
+ * `mcp_servers` and `hooks` are strict for the same reason: `tools: {exlude: [delete_repo]}` would offer
+ * the tool the user meant to hide, and `hooks: {pre_tool_cal: ...}` would never run a guard.
  * The backends' own option mappings (`terminal.docker`, ...) are checked by each backend.
  */
-export const STRICT_SECTIONS: readonly string[] = Object.freeze(["terminal", "approvals"]);
+export const STRICT_SECTIONS: readonly string[] = Object.freeze(["terminal", "approvals", "mcp_servers", "hooks"]);
 
 /** Whether an unknown key at `path` (as written in the file) is an error. Top-level keys never are. */
 export function isStrictKeyPath(path: readonly string[]): boolean {

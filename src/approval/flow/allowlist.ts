@@ -17,7 +17,7 @@ import path from "node:path";
 import type { Document, Node as YamlNode, YAMLMap, YAMLSeq } from "yaml";
 
 import { getConfig, loadConfig } from "../../config/load-config.js";
-import type { ApprovalAllowlistEntryConfig } from "../../config/config-schema.js";
+import type { ApprovalAllowlistEntryConfig } from "../../config/config-types.js";
 import { configPath, expandTilde, mibyanHome } from "../../config/home.js";
 import { editConfigFile, type SourceStyle, type YamlModule } from "./config-file.js";
 import { approvalId } from "./keys.js";

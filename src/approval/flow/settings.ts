@@ -3,7 +3,7 @@
  * filled in and the smart reviewer's endpoint completed from the environment.
  */
 
-import type { ApprovalsConfig } from "../../config/config-schema.js";
+import type { ApprovalsConfig } from "../../config/config-types.js";
 import type { DenyRule } from "./deny-rules.js";
 import type { ApprovalMode } from "./types.js";
 import type { EnvVars } from "../../util/env-vars.js";

@@ -1,0 +1,193 @@
+/** Every key `config.yaml` understands, as data: one row per key. The validator (config-schema.ts) only evaluates the table. */
+
+import {
+  boolishType,
+  ConfigTypes,
+  envNameType,
+  httpUrlType,
+  oneOfType,
+  recordListType,
+  RULE_CATEGORIES,
+  shellHookListType,
+  stringMapType,
+  stringOrListType,
+  type ConfigValueType,
+} from "./value-types.js";
+
+/** Shell hook events `hooks:` accepts (the plugin hook names a shell command can serve). */
+export const SHELL_HOOK_EVENTS = ["pre_tool_call", "post_tool_call", "transform_tool_result", "on_session_start", "on_session_end"] as const;
+
+
+export interface ConfigRule {
+  /** Dotted key path as written in the file; `*` stands for any one key (a plugin id). */
+  readonly path: string;
+  readonly type: ConfigValueType;
+  /** Filled in when the key is absent. Only for paths without `*`. */
+  readonly default?: unknown;
+  readonly description: string;
+}
+
+/**
+ * Every key `config.yaml` understands. Sections (`plugins`, `plugins.entries.*`, ...) are
+ * implied by the leaves below them and must be mappings. The typed key is the camelCase
+ * form of each literal segment; `*` segments are kept as written.
+ */
+export const CONFIG_RULES: readonly ConfigRule[] = [
+  // plugins (docs/plugins.md)
+  { path: "plugins.enabled", type: ConfigTypes.stringList, description: "Plugin keys to load; nothing loads unless listed." },
+  { path: "plugins.disabled", type: ConfigTypes.stringList, description: "Plugin keys never to load (wins over enabled)." },
+  { path: "plugins.entries.*.enabled", type: ConfigTypes.boolean, description: "Load this plugin." },
+  {
+    path: "plugins.entries.*.allow_tool_override",
+    type: ConfigTypes.boolean,
+    description: "Let this plugin's tools replace tools of the same name.",
+  },
+  // mcp_servers (docs/mcp.md)
+  { path: "mcp_servers.*.command", type: ConfigTypes.string, description: "Program that runs a stdio server." },
+  { path: "mcp_servers.*.args", type: ConfigTypes.stringList, description: "Its arguments." },
+  { path: "mcp_servers.*.env", type: stringMapType, description: "Variables added to the server's minimal environment." },
+  { path: "mcp_servers.*.cwd", type: ConfigTypes.string, description: "Working directory of a stdio server." },
+  { path: "mcp_servers.*.url", type: httpUrlType, description: "Endpoint of an HTTP server." },
+  { path: "mcp_servers.*.headers", type: stringMapType, description: "HTTP headers sent with every request." },
+  { path: "mcp_servers.*.transport", type: oneOfType(["http", "sse"]), description: "http: Streamable HTTP with SSE fallback; sse: SSE only." },
+  { path: "mcp_servers.*.auth", type: oneOfType(["oauth"]), description: "oauth: authorise through OAuth (tokens under the profile home)." },
+  { path: "mcp_servers.*.enabled", type: boolishType, description: "false keeps the entry but never starts the server." },
+  { path: "mcp_servers.*.timeout", type: ConfigTypes.positiveNumber, description: "Per-call time limit in seconds (default 300; progress extends it)." },
+  { path: "mcp_servers.*.connect_timeout", type: ConfigTypes.positiveNumber, description: "Connect and initialise time limit in seconds (default 60)." },
+  { path: "mcp_servers.*.tools.include", type: stringOrListType, description: "Only these raw tool names." },
+  { path: "mcp_servers.*.tools.exclude", type: stringOrListType, description: "Never these raw tool names (include wins)." },
+  { path: "mcp_servers.*.tools.resources", type: ConfigTypes.boolean, description: "Offer list_resources / read_resource (default true)." },
+  { path: "mcp_servers.*.tools.prompts", type: ConfigTypes.boolean, description: "Offer list_prompts / get_prompt (default true)." },
+  {
+    path: "mcp_servers.*.supports_parallel_tool_calls",
+    type: ConfigTypes.boolean,
+    description: "This server's tools may run alongside other parallel-safe calls (default false).",
+  },
+  // hooks: shell hooks (docs/plugins.md, "Shell hooks")
+  ...SHELL_HOOK_EVENTS.map((event) => ({
+    path: `hooks.${event}`,
+    type: shellHookListType,
+    description: `Shell commands run on ${event} (JSON on stdin).`,
+  })),
+  { path: "toolsets.enabled", type: ConfigTypes.stringList, description: "Toolsets to turn on." },
+  { path: "toolsets.disabled", type: ConfigTypes.stringList, description: "Toolsets to turn off." },
+  {
+    path: "tools.max_result_chars",
+    type: ConfigTypes.positiveInteger,
+    description: "Truncate tool results longer than this.",
+  },
+  {
+    path: "tools.timeout_seconds",
+    type: ConfigTypes.nonNegativeNumber,
+    description: "Default per-call time limit (0 disables).",
+  },
+  {
+    path: "tools.max_concurrency",
+    type: ConfigTypes.positiveInteger,
+    description: "Tool calls of one batch run at once.",
+  },
+  {
+    path: "tools.availability_ttl_seconds",
+    type: ConfigTypes.nonNegativeNumber,
+    description: "Reuse availability answers this long (0: never).",
+  },
+  { path: "terminal.backend", type: ConfigTypes.string, default: "local", description: "Terminal backend." },
+  {
+    path: "terminal.timeout_seconds",
+    type: ConfigTypes.positiveNumber,
+    description: "Default per-command time limit.",
+  },
+  {
+    path: "terminal.max_output_chars",
+    type: ConfigTypes.positiveInteger,
+    description: "Truncate command output longer than this.",
+  },
+  { path: "terminal.cwd", type: ConfigTypes.string, description: "Working directory for new sessions." },
+  {
+    path: "terminal.idle_timeout_seconds",
+    type: ConfigTypes.nonNegativeNumber,
+    description: "Close a task's environment after this long unused (0: never; default 600).",
+  },
+  {
+    path: "terminal.redact_output",
+    type: ConfigTypes.boolean,
+    description: "Replace secrets (API keys, tokens, passwords, private keys) in command output with [REDACTED] (default true).",
+  },
+  // Each backend's options; the backend checks their keys when it starts a task (docs/backends/).
+  ...["local", "ssh", "docker", "singularity", "modal", "daytona", "vercel_sandbox"].map((backend) => ({
+    path: `terminal.${backend}`,
+    type: ConfigTypes.mapping,
+    description: `Options of the ${backend} backend (docs/backends/${backend.replace("_", "-")}.md).`,
+  })),
+  // processes: the background process registry (docs/processes.md)
+  {
+    path: "processes.results.max_age_days",
+    type: ConfigTypes.positiveNumber,
+    description: "Remove receipts of ended background processes older than this many days (default 7).",
+  },
+  {
+    path: "processes.results.max_count",
+    type: ConfigTypes.positiveInteger,
+    description: "Keep at most this many receipts of ended background processes, the newest (default 1000).",
+  },
+  // approvals: the dangerous-command approval flow (docs/approvals.md)
+  {
+    path: "approvals.mode",
+    type: oneOfType(["manual", "smart", "off"]),
+    default: "manual",
+    description: "manual: ask a person; smart: an auxiliary model reviews first; off: no approval (hardline rules still block).",
+  },
+  {
+    path: "approvals.allowlist",
+    type: recordListType({ required: ["rule", "prefix"], optional: ["backend", "added"] }),
+    description: "Approvals kept for good: (rule, prefix, backend) keys.",
+  },
+  {
+    path: "approvals.deny",
+    type: recordListType({
+      optional: ["rule", "prefix", "category", "backend", "reason"],
+      anyOf: ["rule", "prefix", "category"],
+      oneOf: { category: RULE_CATEGORIES },
+    }),
+    description: "User deny rules, checked right after the hardline rules.",
+  },
+  {
+    path: "approvals.non_interactive",
+    type: oneOfType(["deny", "allow"]),
+    default: "deny",
+    description: "What a run with nobody to ask does with a command that needs approval.",
+  },
+  {
+    path: "approvals.timeout_seconds",
+    type: ConfigTypes.positiveNumber,
+    default: 60,
+    description: "Terminal prompt time limit; no answer denies.",
+  },
+  {
+    path: "approvals.gateway_timeout_seconds",
+    type: ConfigTypes.positiveNumber,
+    default: 300,
+    description: "How long a gateway approval stays pending; expiry denies.",
+  },
+  {
+    path: "approvals.isolated_backends_need_approval",
+    type: ConfigTypes.boolean,
+    default: false,
+    description: "Also ask for commands on isolated sandboxes (hardline rules block there regardless).",
+  },
+  { path: "approvals.smart.base_url", type: httpUrlType, description: "OpenAI-compatible endpoint of the reviewer." },
+  { path: "approvals.smart.model", type: ConfigTypes.string, description: "Reviewer model." },
+  { path: "approvals.smart.api_key_env", type: envNameType, description: "Environment variable holding the reviewer's API key." },
+  {
+    path: "approvals.smart.timeout_seconds",
+    type: ConfigTypes.positiveNumber,
+    description: "Reviewer time limit; a timeout escalates to a person.",
+  },
+  {
+    path: "approvals.smart.breaker_threshold",
+    type: ConfigTypes.positiveInteger,
+    description: "Consecutive reviewer denials in a session that stop smart review for it.",
+  },
+];
+
+
