@@ -19,7 +19,7 @@ import type { Document, Node as YamlNode, YAMLMap, YAMLSeq } from "yaml";
 import { getConfig, loadConfig } from "../../config/load-config.js";
 import type { ApprovalAllowlistEntryConfig } from "../../config/config-types.js";
 import { configPath, expandTilde, mibyanHome } from "../../config/home.js";
-import { editConfigFile, type SourceStyle, type YamlModule } from "./config-file.js";
+import { editConfigFile, type SourceStyle, type YamlModule } from "../../config/edit-config-file.js";
 import { approvalId } from "./keys.js";
 import type { ApprovalEntry, ApprovalKey } from "./types.js";
 import type { EnvVars } from "../../util/env-vars.js";

@@ -36,7 +36,7 @@ export {
   type AllowlistFileOptions,
   type AllowlistStore,
 } from "./allowlist.js";
-export { editConfigFile } from "./config-file.js";
+export { editConfigFile } from "../../config/edit-config-file.js";
 export { writeFileAtomic } from "../../util/atomic-file.js";
 export { findDenyRule, matchesPrefixPattern, type DenyRule, type DenyRuleHit } from "./deny-rules.js";
 export { approvalId, commandHash, keyOf, keysOf } from "./keys.js";

@@ -11,9 +11,9 @@ import { isDeepStrictEqual } from "node:util";
 
 import type { Document } from "yaml";
 
-import { ConfigError } from "../../config/config-error.js";
-import { writeFileAtomic } from "../../util/atomic-file.js";
-import { withFileLock } from "../../util/file-lock.js";
+import { ConfigError } from "./config-error.js";
+import { writeFileAtomic } from "../util/atomic-file.js";
+import { withFileLock } from "../util/file-lock.js";
 
 export type YamlModule = typeof import("yaml");
 
