@@ -7,6 +7,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 
 import { ConfigError, loadConfig } from "../src/config/index.js";
+import { BIN, cliEnv, spawnCollect } from "./support/cli-run.js";
 import { isPluginKey, setPluginEnabled } from "../src/config/plugin-switch.js";
 
 const dirs: string[] = [];
@@ -79,5 +80,23 @@ describe("setPluginEnabled", () => {
     const { file } = home("plugins:\n  enabled: []\n");
     await expect(setPluginEnabled(file, "../evil", true)).rejects.toThrow(/not a plugin key/);
     expect(readFileSync(file, "utf8")).toBe("plugins:\n  enabled: []\n");
+  });
+});
+
+describe("mibyan plugins enable|disable", () => {
+  it("edits config.yaml from the command line; a bad key is a usage error (exit 2) and writes nothing", async () => {
+    const { dir, file } = home("# mine\nplugins:\n  disabled: [lint]\n");
+    const run = (args: string[]) => spawnCollect(process.execPath, [BIN, "plugins", ...args], { env: cliEnv(dir, tmpdir()), cwd: dir });
+    const enable = await run(["enable", "lint"]);
+    expect(enable.status).toBe(0);
+    expect(enable.stdout).toMatch(/^Plugin lint enabled in .*config\.yaml; it takes effect the next time mibyan starts\.\n$/);
+    expect(loadConfig({ home: dir }).config.plugins).toMatchObject({ enabled: ["lint"], disabled: [] });
+    const again = await run(["enable", "lint", "--json"]);
+    expect(JSON.parse(again.stdout)).toMatchObject({ key: "lint", enabled: true, changed: false, plugins: { enabled: ["lint"], disabled: [] } });
+    const bad = await run(["disable", "../../etc"]);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('not a plugin key: "../../etc"');
+    expect(readFileSync(file, "utf8")).toContain("# mine");
+    expect(loadConfig({ home: dir }).config.plugins.disabled).toEqual([]);
   });
 });

@@ -96,6 +96,19 @@ function buildProgram(): Command {
       process.exitCode = await revokeCommand(id, options.json === true);
     });
 
+  const plugins = program.command("plugins").description("Turn plugins on or off in config.yaml (docs/plugins.md).");
+  for (const enabled of [true, false]) {
+    plugins
+      .command(enabled ? "enable" : "disable")
+      .description(enabled ? "Add a plugin key to plugins.enabled (and take it out of plugins.disabled)." : "Add a plugin key to plugins.disabled (and take it out of plugins.enabled).")
+      .argument("<key>", "the plugin key: name or category/name")
+      .option("--json", "print JSON: {key,enabled,changed,config,plugins:{enabled,disabled}}")
+      .action(async (key: string, options: { json?: boolean }) => {
+        const { switchPluginCommand } = await import("./commands/plugins.js");
+        process.exitCode = await switchPluginCommand(key, enabled, options.json === true);
+      });
+  }
+
   const processes = program
     .command("processes")
     .description("List or show the background processes of a session and their retained results (reads only; adopts nothing).");
