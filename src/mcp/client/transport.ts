@@ -1,0 +1,147 @@
+/**
+ * From a resolved server entry to a connected SDK `Client`: which transport, built how.
+ *
+ * - stdio: our process-group transport (stdio-transport.ts) with the minimal environment
+ *   (environment.ts) and stderr appended to `$MIBYAN_HOME/logs/mcp/<server>.log` (last 4 KiB kept in
+ *   memory for error messages).
+ * - `transport: http` (the default for `url`): Streamable HTTP with the entry's headers; when the
+ *   endpoint answers the first POST with 404 or 405 (an older server that only speaks SSE), one more
+ *   try with the SSE transport, as the SDK's own client example does. `transport: sse`: SSE only.
+ * - `auth: oauth`: the SDK's OAuth client with our file-backed provider (oauth-provider.ts). An
+ *   `UnauthorizedError` is not a reason to fall back to SSE.
+ *
+ * Redirects stay on the endpoint's origin (`redirectPolicy: "same-origin"`): a configured header may
+ * carry a token, and a redirect must not hand it to another host.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import path from "node:path";
+
+import type { EnvVars } from "../../util/env-vars.js";
+import { stdioEnvironment } from "./environment.js";
+import { FileOAuthProvider } from "./oauth-provider.js";
+import { ProcessGroupStdioTransport } from "./stdio-transport.js";
+import type { ResolvedMcpServer } from "./server-config.js";
+import { permissiveSchemaValidator } from "./output-schema.js";
+
+export const CLIENT_INFO = Object.freeze({ name: "mibyan-tools", version: "0.1.0" });
+
+export type ConnectedKind = "stdio" | "http" | "sse";
+
+export interface TransportOptions {
+  /** The parent environment the stdio baseline is taken from (default `process.env`). */
+  env?: EnvVars | undefined;
+  /** The profile home: stderr logs and OAuth tokens live under it. */
+  home: string;
+  onAuthorizationUrl?: ((server: string, url: URL) => void) | undefined;
+}
+
+export interface Connected {
+  client: Client;
+  transport: Transport;
+  kind: ConnectedKind;
+  /** The stdio child's pid, when there is one. */
+  pid?: number | undefined;
+  /** The stdio child's last stderr, for error messages. */
+  stderrTail?: () => string;
+}
+
+/** The per-server stderr log. */
+export function stderrLogPath(home: string, server: string): string {
+  const safe = server.replace(/[^A-Za-z0-9_.-]/gu, "_").replace(/^\.+/u, "_") || "_";
+  return path.join(home, "logs", "mcp", `${safe}.log`);
+}
+
+/** A fresh SDK client. Output schemas are checked by us, leniently (output-schema.ts), never by the SDK. */
+export function createClient(setup?: (client: Client) => void): Client {
+  const client = new Client({ ...CLIENT_INFO }, { capabilities: {}, jsonSchemaValidator: permissiveSchemaValidator });
+  setup?.(client);
+  return client;
+}
+
+function httpOptions(server: ResolvedMcpServer, options: TransportOptions) {
+  const authProvider =
+    server.auth === "oauth"
+      ? new FileOAuthProvider({ home: options.home, server: server.name, onAuthorizationUrl: options.onAuthorizationUrl })
+      : undefined;
+  return {
+    requestInit: { headers: { ...(server.headers ?? {}) } },
+    redirectPolicy: "same-origin" as const,
+    ...(authProvider === undefined ? {} : { authProvider }),
+  };
+}
+
+/** Whether a Streamable HTTP failure means "this endpoint speaks the older SSE transport". */
+function wantsSseFallback(error: unknown): boolean {
+  if (error instanceof UnauthorizedError) return false;
+  return error instanceof StreamableHTTPError && (error.code === 404 || error.code === 405);
+}
+
+/**
+ * Connects a new client to `server` (spawning the stdio child, or opening HTTP), bounded by
+ * `server.connectTimeoutMs`. Throws what the transport or `initialize` threw; a half-open transport is
+ * closed first, so a failed attempt leaves no process.
+ */
+export async function connectServer(
+  server: ResolvedMcpServer,
+  options: TransportOptions,
+  signal?: AbortSignal,
+  setup?: (client: Client) => void,
+): Promise<Connected> {
+  const requestOptions = { timeout: server.connectTimeoutMs, ...(signal === undefined ? {} : { signal }) };
+  if (server.transport === "stdio") {
+    const transport = new ProcessGroupStdioTransport({
+      command: server.command!,
+      args: server.args ?? [],
+      env: stdioEnvironment(server.env, options.env ?? process.env),
+      cwd: server.cwd,
+      stderrLog: stderrLogPath(options.home, server.name),
+    });
+    const client = createClient(setup);
+    try {
+      await client.connect(transport, requestOptions);
+    } catch (error) {
+      await transport.close().catch(() => undefined);
+      const tail = transport.stderrTail.trim();
+      if (tail !== "" && error instanceof Error) error.message += ` (server stderr: ${tail.slice(-500)})`;
+      throw error;
+    }
+    return { client, transport, kind: "stdio", pid: transport.pid, stderrTail: () => transport.stderrTail };
+  }
+
+  const url = new URL(server.url!);
+  if (server.transport === "http") {
+    const transport = new StreamableHTTPClientTransport(url, httpOptions(server, options));
+    const client = createClient(setup);
+    try {
+      await client.connect(transport, requestOptions);
+      return { client, transport, kind: "http" };
+    } catch (error) {
+      await transport.close().catch(() => undefined);
+      if (!wantsSseFallback(error)) throw error;
+    }
+  }
+  const transport = new SSEClientTransport(url, httpOptions(server, options));
+  const client = createClient(setup);
+  try {
+    await client.connect(transport, requestOptions);
+  } catch (error) {
+    await transport.close().catch(() => undefined);
+    throw error;
+  }
+  return { client, transport, kind: "sse" };
+}
+
+/** Whether an error means an HTTP session the server no longer knows (404 on a request that carried a session id). */
+export function isSessionExpired(error: unknown): boolean {
+  if (error instanceof StreamableHTTPError && error.code === 404) return true;
+  const message = error instanceof Error ? error.message : String(error);
+  return /session not found|unknown session|invalid session/i.test(message);
+}
+
+export function isAuthError(error: unknown): boolean {
+  return error instanceof UnauthorizedError;
+}
