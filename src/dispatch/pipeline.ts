@@ -103,6 +103,8 @@ function applyPreHookAnswer(call: ParsedToolCall, hook: PreHook, answer: unknown
   if (answer === undefined) return { call };
   if (answer === null) return { call, blocked: fail(`Tool call ${call.name} was blocked by pre-hook ${hookName(hook)}`, "blocked") };
   if (!isParsedCall(answer)) {
+    // A failed ToolResult blocks with exactly that error (the plugin `block` directive's message is what the model reads).
+    if (isToolResult(answer) && !answer.success && answer.error !== undefined) return { call, blocked: answer };
     return {
       call,
       blocked: fail(

@@ -46,6 +46,17 @@ export interface ToolRegistryOptions {
   allowPluginOverride?: ((pluginId: string) => boolean) | undefined;
 }
 
+/** Per-registration grants, for callers that decide the registration rules themselves (the plugin loader). */
+export interface RegisterGrants {
+  /**
+   * The operator allowed this plugin to replace built-in tools (`plugins.entries.<id>.allow_tool_override`),
+   * as the caller read it; used instead of the registry's `allowPluginOverride`. `override: true` is still needed.
+   */
+  pluginOverrideAllowed?: boolean | undefined;
+  /** Receives the reason when the rules refuse the registration, instead of the logger. */
+  onRefused?: ((reason: string) => void) | undefined;
+}
+
 export interface ListToolsFilter {
   category?: string | undefined;
   toolset?: string | undefined;
@@ -130,15 +141,16 @@ export class ToolRegistry implements DispatchHost {
    * `override`, a plugin replacing a built-in without the operator's opt-in)
    * is logged as an error and returns `undefined`.
    */
-  register(input: MibyanToolOptions): ToolEntry | undefined;
-  register(input: ToolDefinitionOptions): ToolEntry | undefined;
-  register(input: RegisterInput): ToolEntry | undefined;
-  register(input: RegisterInput): ToolEntry | undefined {
+  register(input: MibyanToolOptions, grants?: RegisterGrants): ToolEntry | undefined;
+  register(input: ToolDefinitionOptions, grants?: RegisterGrants): ToolEntry | undefined;
+  register(input: RegisterInput, grants?: RegisterGrants): ToolEntry | undefined;
+  register(input: RegisterInput, grants?: RegisterGrants): ToolEntry | undefined {
     const normalized = normalizeRegistration(input as RegisterInput);
     const entry = input.source === undefined ? { ...normalized, source: this.defaultSource } : normalized;
-    const refusal = this.refusal(entry, input.override === true);
+    const refusal = this.refusal(entry, input.override === true, grants?.pluginOverrideAllowed);
     if (refusal !== undefined) {
-      this.logger.error(refusal);
+      if (grants?.onRefused !== undefined) grants.onRefused(refusal);
+      else this.logger.error(refusal);
       return undefined;
     }
     const replaced = this.tools.get(entry.name);
@@ -165,7 +177,7 @@ export class ToolRegistry implements DispatchHost {
     return inputs.map((input) => this.register(input));
   }
 
-  private refusal(entry: ToolEntry, override: boolean): string | undefined {
+  private refusal(entry: ToolEntry, override: boolean, pluginOverrideAllowed: boolean | undefined): string | undefined {
     const existing = this.tools.get(entry.name);
     if (existing === undefined) return undefined;
     if (entry.source.kind === "plugin" && existing.source.kind === "builtin") {
@@ -173,7 +185,7 @@ export class ToolRegistry implements DispatchHost {
       if (!override) {
         return `Plugin "${id}" tried to replace built-in tool "${entry.name}" without override: true; registration rejected`;
       }
-      if (!this.allowPluginOverride(id)) {
+      if (!(pluginOverrideAllowed ?? this.allowPluginOverride(id))) {
         return `Plugin "${id}" may not override built-in tool "${entry.name}": the operator must set plugins.entries.${id}.allow_tool_override: true in config.yaml; registration rejected`;
       }
       return undefined;
@@ -182,6 +194,17 @@ export class ToolRegistry implements DispatchHost {
       return `Tool "${entry.name}" of toolset "${entry.toolset}" would shadow the tool of the same name in toolset "${existing.toolset}"; registration rejected (pass override: true to replace it)`;
     }
     return undefined;
+  }
+
+  /**
+   * Puts back a tool entry exactly as `register` returned it, replacing whatever holds its name now,
+   * without the registration rules: the plugin loader uses it to undo a failed or removed plugin's
+   * replacement of another tool (a built-in it was allowed to override, say).
+   */
+  reinstate(entry: ToolEntry): void {
+    this.tools.set(entry.name, entry);
+    if (entry.source.kind === "builtin") this.builtinsSeen = true;
+    this.generationCounter++;
   }
 
   /** Removes a tool. */

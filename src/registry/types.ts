@@ -263,10 +263,14 @@ export interface Logger {
   error(message: string): void;
 }
 
+/**
+ * Runs before a call: `undefined` passes, a call rewrites, `null` (or a throw) blocks, and a failed
+ * `ToolResult` blocks with exactly that error (kind `blocked` is the convention).
+ */
 export type PreHook = (
   call: ParsedToolCall,
   ctx: ToolContext,
-) => ParsedToolCall | null | undefined | void | Promise<ParsedToolCall | null | undefined | void>;
+) => ParsedToolCall | ToolResult | null | undefined | void | Promise<ParsedToolCall | ToolResult | null | undefined | void>;
 
 export type PostHook = (
   call: ParsedToolCall,
