@@ -66,7 +66,7 @@ describe("built-in override (6)", () => {
     expect(manager.plugins[0]).toMatchObject({ state: "enabled", tools: ["read_file"] });
     expect(await box.registry.dispatch("read_file", {})).toBe("plugin");
     // The registry says so when another source replaces a built-in.
-    expect((box.registry.logger as { messages: { message: string }[] }).messages.some((m) => /built-in.*replaced by a registration from plugin "shadow"/.test(m.message))).toBe(true);
+    expect((box.registry.logger as unknown as { messages: { message: string }[] }).messages.some((m) => /built-in.*replaced by a registration from plugin "shadow"/.test(m.message))).toBe(true);
     await manager.close();
     expect(await box.registry.dispatch("read_file", {})).toBe("built-in");
   });
