@@ -366,9 +366,12 @@ function isMethodNotFound(error: unknown): boolean {
   return /method not found|unknown method/i.test(describe(error));
 }
 
+/** An error's message, with its numeric code when the message does not already say it (HTTP 401, JSON-RPC -32601). */
 export function describe(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
-  return String(error);
+  if (!(error instanceof Error)) return String(error);
+  const message = error.message || error.name;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === "number" && !message.includes(String(code)) ? `${message} (code ${code})` : message;
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {
