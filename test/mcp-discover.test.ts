@@ -1,0 +1,97 @@
+// discoverMcpTools and its handle: the child's environment, disabled entries, safe mode, the
+// bounded wait at start, and close() leaving no process (next-features §1.5 items 4, 5; issue 12).
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+
+import { describe, expect, it } from "vitest";
+
+import { discoverMcpTools } from "../src/mcp/client/discover.js";
+import { backoffDelay, DEFAULT_TIMINGS } from "../src/mcp/client/types.js";
+import { ToolRegistry } from "../src/registry/tool-registry.js";
+import { createMemoryLogger } from "../src/util/logger.js";
+import { discover, fixtureServer, pidAlive, tempDir, waitFor } from "./support/mcp.js";
+
+describe("environment of a stdio server", () => {
+  it("sees only the baseline variables plus its env; the parent's secrets stay out", async () => {
+    const { registry } = await discover(
+      { fx: fixtureServer(["--tools=env"], { env: { EXTRA: "${FROM_PARENT}", BRACED: "${env:FROM_PARENT}", UNSET: "${NOT_SET_ANYWHERE}", LANG: "C.override" } }) },
+      { env: { SECRET_TOKEN: "s3cr3t", FROM_PARENT: "expanded", LOGNAME: "someone", XDG_CONFIG_HOME: "/x/config" } },
+    );
+    const env = JSON.parse(JSON.parse(await registry.dispatch("mcp__fx__env", {})).result) as Record<string, string>;
+    expect(env.SECRET_TOKEN).toBeUndefined();
+    expect(env.LOGNAME).toBeUndefined(); // the SDK's own transport would have added it
+    expect(env.EXTRA).toBe("expanded");
+    expect(env.BRACED).toBe("expanded");
+    expect(env.UNSET).toBe("${NOT_SET_ANYWHERE}");
+    expect(env.LANG).toBe("C.override");
+    expect(env.XDG_CONFIG_HOME).toBe("/x/config");
+    const allowed = /^(PATH|HOME|USER|LANG|LC_ALL|TERM|SHELL|TMPDIR|XDG_.*|EXTRA|BRACED|UNSET)$/;
+    // Node itself may add nothing; anything else came from the parent.
+    expect(Object.keys(env).filter((name) => !allowed.test(name))).toEqual([]);
+  });
+});
+
+describe("disabled and refused entries", () => {
+  it.each([false, "off", "no"])("enabled: %s → zero spawns, status disabled", async (enabled) => {
+    const dir = tempDir();
+    const spawns = path.join(dir, "spawns");
+    const { registry, handle } = await discover({ fx: fixtureServer([`--spawn-file=${spawns}`], { enabled: enabled as boolean | string }) });
+    expect(handle.servers).toMatchObject([{ name: "fx", state: "disabled", toolCount: 0 }]);
+    expect(registry.size).toBe(0);
+    expect(existsSync(spawns)).toBe(false);
+  });
+
+  it("MIBYAN_SAFE_MODE starts nothing", async () => {
+    const dir = tempDir();
+    const spawns = path.join(dir, "spawns");
+    const { registry, handle } = await discover({ fx: fixtureServer([`--spawn-file=${spawns}`]) }, { env: { MIBYAN_SAFE_MODE: "1" } });
+    expect(handle.servers).toMatchObject([{ state: "disabled", refusal: "MIBYAN_SAFE_MODE is set" }]);
+    expect(registry.size).toBe(0);
+    expect(existsSync(spawns)).toBe(false);
+  });
+
+  it("a url that is not http(s) is refused at once, with no connection attempt", async () => {
+    const { handle } = await discover({ bad: { url: "ftp://x" } });
+    expect(handle.servers[0]).toMatchObject({ state: "refused" });
+    expect(handle.servers[0]!.refusal).toMatch(/ftp|http/);
+    await expect(handle.reconnect("bad")).rejects.toThrow(/No started MCP server/);
+  });
+});
+
+describe("the handle", () => {
+  it("servers connect concurrently; close() ends every child process and removes the tools", async () => {
+    const dir = tempDir();
+    const spawns = path.join(dir, "spawns");
+    const config = Object.fromEntries(["a", "b", "c"].map((name) => [name, fixtureServer([`--spawn-file=${spawns}`])]));
+    const logger = createMemoryLogger();
+    const registry = new ToolRegistry({ logger });
+    const handle = await discoverMcpTools({ registry, config, logger });
+    try {
+      expect(handle.servers.map((s) => s.state)).toEqual(["ready", "ready", "ready"]);
+      const pids = handle.servers.map((s) => s.pid!);
+      expect(readFileSync(spawns, "utf8").split("\n").filter(Boolean).map(Number).sort()).toEqual([...pids].sort());
+      expect(pids.every(pidAlive)).toBe(true);
+      await handle.close();
+      expect(pids.filter(pidAlive)).toEqual([]);
+      expect(registry.size).toBe(0);
+      expect(handle.servers.map((s) => s.state)).toEqual(["closed", "closed", "closed"]);
+    } finally {
+      await handle.close();
+    }
+  });
+
+  it("a slow server does not hold up discovery past connectWaitMs; it registers in the background", async () => {
+    const slow = { command: "/bin/sh", args: ["-c", `sleep 2; exec "${process.execPath}" "$0"`, fixtureServer().args![0]!] };
+    const started = Date.now();
+    const { registry, handle } = await discover({ slow, fast: fixtureServer() }, { connectWaitMs: 1200 });
+    expect(Date.now() - started).toBeLessThan(1900);
+    expect(registry.has("mcp__fast__echo")).toBe(true);
+    expect(handle.servers.find((s) => s.name === "slow")!.state).toBe("connecting");
+    await waitFor(() => registry.has("mcp__slow__echo"), 5000, "the slow server's tools");
+    expect(await registry.dispatch("mcp__slow__echo", { text: "late" })).toBe('{"result":"late"}');
+  });
+
+  it("backoff doubles from 1 s and is capped at 60 s", () => {
+    expect([0, 1, 2, 3, 4, 5, 6, 7, 30].map((n) => backoffDelay(n, DEFAULT_TIMINGS))).toEqual([1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000, 60000]);
+  });
+});

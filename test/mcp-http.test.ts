@@ -1,0 +1,111 @@
+// HTTP MCP servers on 127.0.0.1: headers, a wrong token, an expired session, the SSE fallback and
+// OAuth token storage (next-features §1.5 item 16).
+import { mkdirSync, statSync, writeFileSync } from "node:fs";
+import path from "node:path";
+
+import { afterEach, describe, expect, it } from "vitest";
+
+import { FileOAuthProvider, tokenFilePath } from "../src/mcp/client/oauth-provider.js";
+// @ts-expect-error -- an untyped ESM test fixture
+import { startHttpFixture } from "./fixtures/mcp/http-server.mjs";
+import { discover, tempDir } from "./support/mcp.js";
+
+interface Fixture {
+  url: string;
+  stats: { calls: number; initializes: number; notFound: number; unauthorized: number };
+  forgetSessions(): void;
+  close(): Promise<void>;
+}
+
+const fixtures: Fixture[] = [];
+afterEach(async () => {
+  await Promise.all(fixtures.splice(0).map((f) => f.close()));
+});
+
+async function start(options: { token?: string; mode?: "streamable" | "sse" } = {}): Promise<Fixture> {
+  const fixture = (await startHttpFixture(options)) as Fixture;
+  fixtures.push(fixture);
+  return fixture;
+}
+
+describe("Streamable HTTP", () => {
+  it("works with the Authorization header from `headers` (and ${VAR} in it)", async () => {
+    const fixture = await start({ token: "t" });
+    const { registry, handle } = await discover({ web: { url: fixture.url, headers: { Authorization: "Bearer ${WEB_TOKEN}" } } }, { env: { WEB_TOKEN: "t" } });
+    expect(handle.servers[0]).toMatchObject({ name: "web", transport: "http", state: "ready", toolCount: 2 });
+    expect(await registry.dispatch("mcp__web__echo", { text: "over http" })).toBe('{"result":"over http"}');
+    expect(await registry.dispatch("mcp__web__whoami", {})).toBe('{"result":"Bearer t"}');
+  });
+
+  it("a wrong token fails to connect and the server is parked with the error", async () => {
+    const fixture = await start({ token: "t" });
+    const { registry, handle } = await discover(
+      { web: { url: fixture.url, headers: { Authorization: "Bearer wrong" } } },
+      { timings: { backoffBaseMs: 10, keepaliveMs: 0 } },
+    );
+    await handle.settled();
+    expect(handle.servers[0]!.state).toBe("parked");
+    expect(handle.servers[0]!.lastError).toMatch(/401/);
+    expect(fixture.stats.unauthorized).toBe(4); // the attempt and its 3 retries
+    expect(registry.size).toBe(0);
+  });
+
+  it("a 404 'session not found' mid-session → a new session and the call retried once", async () => {
+    const fixture = await start({ token: "t" });
+    const { registry, handle } = await discover({ web: { url: fixture.url, headers: { Authorization: "Bearer t" } } });
+    expect(await registry.dispatch("mcp__web__echo", { text: "one" })).toBe('{"result":"one"}');
+    fixture.forgetSessions();
+    expect(await registry.dispatch("mcp__web__echo", { text: "two" })).toBe('{"result":"two"}');
+    expect(fixture.stats.notFound).toBeGreaterThanOrEqual(1);
+    expect(fixture.stats.initializes).toBe(2);
+    expect(fixture.stats.calls).toBe(2);
+    expect(handle.servers[0]!.state).toBe("ready");
+  });
+
+  it("falls back to SSE when the endpoint does not take Streamable HTTP posts", async () => {
+    const fixture = await start({ mode: "sse" });
+    const { registry, handle } = await discover({ old: { url: fixture.url } });
+    expect(handle.servers[0]).toMatchObject({ state: "ready", transport: "sse" });
+    expect(await registry.dispatch("mcp__old__echo", { text: "via sse" })).toBe('{"result":"via sse"}');
+  });
+
+  it("transport: sse connects with SSE directly", async () => {
+    const fixture = await start({ mode: "sse" });
+    const { registry } = await discover({ old: { url: fixture.url, transport: "sse" } });
+    expect(await registry.dispatch("mcp__old__echo", { text: "sse" })).toBe('{"result":"sse"}');
+  });
+});
+
+describe("OAuth token storage", () => {
+  it("auth: oauth sends the stored access token", async () => {
+    const fixture = await start({ token: "from-oauth" });
+    const home = tempDir();
+    const file = tokenFilePath(home, "oa");
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, JSON.stringify({ tokens: { access_token: "from-oauth", token_type: "Bearer" } }), { mode: 0o600 });
+    const { registry, handle } = await discover({ oa: { url: fixture.url, auth: "oauth" } }, { home });
+    expect(handle.servers[0]!.state).toBe("ready");
+    // The fixture answers 401 to any other Authorization header; the model's view of the header is redacted.
+    expect(fixture.stats.unauthorized).toBe(0);
+    expect(await registry.dispatch("mcp__oa__whoami", {})).toBe('{"result":"Bearer [REDACTED]"}');
+  });
+
+  it("saves tokens as a 0600 file in a 0700 folder under the profile home, and a server name cannot leave it", async () => {
+    const home = tempDir();
+    const provider = new FileOAuthProvider({ home, server: "../../escape" });
+    expect(path.dirname(provider.file)).toBe(path.join(home, "mcp-tokens"));
+    await provider.saveTokens({ access_token: "a", token_type: "Bearer", refresh_token: "r" });
+    expect(statSync(provider.file).mode & 0o777).toBe(0o600);
+    expect(statSync(path.dirname(provider.file)).mode & 0o777).toBe(0o700);
+    expect(provider.tokens()).toEqual({ access_token: "a", token_type: "Bearer", refresh_token: "r" });
+    await provider.saveCodeVerifier("v");
+    expect(provider.codeVerifier()).toBe("v");
+    expect(provider.tokens()?.access_token).toBe("a");
+    const seen: string[] = [];
+    const noticing = new FileOAuthProvider({ home, server: "s", onAuthorizationUrl: (server, url) => seen.push(`${server} ${url.href}`) });
+    await noticing.redirectToAuthorization(new URL("https://auth.example/authorize?x=1"));
+    expect(seen).toEqual(["s https://auth.example/authorize?x=1"]);
+    await provider.invalidateCredentials("tokens");
+    expect(provider.tokens()).toBeUndefined();
+  });
+});
