@@ -33,6 +33,7 @@ const { benchTerminal } = await import("./terminal.mjs");
 const { benchProcesses } = await import("./processes.mjs");
 const { benchPatterns } = await import("./patterns.mjs");
 const { benchResults } = await import("./results.mjs");
+const { benchPlugins } = await import("./plugins.mjs");
 const { benchCliStartup } = await import("./cli-startup.mjs");
 const { median, round } = await import("./common.mjs");
 
@@ -486,6 +487,8 @@ results.push(...(await benchProcesses({ quick: QUICK, note })));
 results.push(...(await benchPatterns({ quick: QUICK, note })));
 // 7b. results: dispatch of an object result, checked for serialisability (bench/results.mjs)
 results.push(...(await benchResults({ quick: QUICK, note })));
+// 7c. plugins: dispatch with a loaded plugin, without and with tool-call hooks (bench/plugins.mjs)
+results.push(...(await benchPlugins({ quick: QUICK, note })));
 // 8. CLI start-up: check, call and tools --json against node -e 0 (bench/cli-startup.mjs)
 results.push(...(await benchCliStartup({ quick: QUICK, note })));
 note(`done in ${((performance.now() - started) / 1000).toFixed(1)} s`);

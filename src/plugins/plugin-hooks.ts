@@ -23,7 +23,7 @@ import { performance } from "node:perf_hooks";
 import { renderResult, resultFromHandlerValue } from "../dispatch/result.js";
 import type { ToolRegistry } from "../registry/tool-registry.js";
 import type { Logger, ParsedToolCall, PostHook, PreHook, ToolContext, ToolResult } from "../registry/types.js";
-import { describeThrown } from "../util/text.js";
+import { describeThrown, isThenable } from "../util/text.js";
 import { askPluginApproval, type ActionApprovalGate } from "./approval.js";
 import type { ShellHooks } from "./shell-hooks.js";
 import type { HookName, PostToolCallEvent, SessionEvent, ToolCallEvent, ToolCallStatus, TransformToolResultEvent } from "./types.js";
@@ -35,6 +35,7 @@ export interface HookRecord {
   readonly fn: (event: never) => unknown;
 }
 
+const MAX_RUNNING = 10_000;
 const TOOL_EVENTS = new Set(["pre_tool_call", "post_tool_call", "transform_tool_result"]);
 
 type Directive = { kind: "block"; message: string; owner: string } | { kind: "approve"; message?: string; ruleKey?: string; owner: string };
@@ -50,7 +51,13 @@ export class PluginHooks {
   private records: readonly HookRecord[] = [];
   private shell: ShellHooks | undefined;
   private removeBridge: (() => void) | undefined;
-  private readonly starts = new WeakMap<object, number>();
+  /**
+   * When each running call entered the plugin hooks, for `durationMs`; taken out when the call ends. A Map,
+   * not a WeakMap: an ephemeron per call costs more in garbage collection than the rest of the hooks. A call
+   * that never reaches the post-hook (blocked by a later registry pre-hook) would stay, so the map is
+   * emptied when it grows past `MAX_RUNNING`.
+   */
+  private readonly starts = new Map<object, number>();
   private readonly registry: ToolRegistry;
   private readonly logger: Logger;
   private readonly approval: PluginHooksOptions["approval"];
@@ -123,29 +130,68 @@ export class PluginHooks {
     try {
       return await (record.fn as (event: unknown) => unknown)(event);
     } catch (err) {
-      this.logger.warn(`plugin "${record.owner}": ${record.name} hook threw (ignored): ${describeThrown(err)}`);
+      this.threw(record, err);
       return undefined;
     }
   }
 
-  private pre(call: ParsedToolCall, ctx: ToolContext): undefined | Promise<ToolResult | undefined> {
+  private threw(record: HookRecord, err: unknown): void {
+    this.logger.warn(`plugin "${record.owner}": ${record.name} hook threw (ignored): ${describeThrown(err)}`);
+  }
+
+  /**
+   * Calls each hook in order with `event`, handing every answer to `take`; stays synchronous while no
+   * hook returns a promise, so synchronous plugin hooks add no microtask turns to a call.
+   */
+  private runAll(records: readonly HookRecord[], event: unknown, take: (answer: unknown, record: HookRecord) => void, start = 0): void | Promise<void> {
+    for (let i = start; i < records.length; i++) {
+      const record = records[i]!;
+      let answer: unknown;
+      try {
+        answer = (record.fn as (event: unknown) => unknown)(event);
+      } catch (err) {
+        this.threw(record, err);
+        continue;
+      }
+      if (isThenable(answer)) {
+        return Promise.resolve(answer).then(
+          (settled) => {
+            take(settled, record);
+            return this.runAll(records, event, take, i + 1);
+          },
+          (err: unknown) => {
+            this.threw(record, err);
+            return this.runAll(records, event, take, i + 1);
+          },
+        );
+      }
+      take(answer, record);
+    }
+    return undefined;
+  }
+
+  private pre(call: ParsedToolCall, ctx: ToolContext): ToolResult | undefined | Promise<ToolResult | undefined> {
+    if (this.starts.size >= MAX_RUNNING) this.starts.clear();
     this.starts.set(ctx, performance.now());
     const hooks = this.list("pre_tool_call");
-    if (hooks.length === 0 && !(this.shell?.has("pre_tool_call", call.name) ?? false)) return undefined;
-    return this.runPre(call, ctx, hooks);
+    const shellPre = this.shell?.has("pre_tool_call", call.name) ?? false;
+    if (hooks.length === 0 && !shellPre) return undefined;
+    const event = this.event(call, ctx);
+    let directive: Directive | undefined;
+    const ran = this.runAll(hooks, event, (answer, record) => {
+      directive ??= toDirective(answer, record.owner);
+    });
+    const decide = (): undefined | Promise<ToolResult | undefined> =>
+      directive === undefined && !shellPre ? undefined : this.decide(call, ctx, event, directive);
+    return isThenable(ran) ? ran.then(decide) : decide();
   }
 
   private event(call: ParsedToolCall, ctx: ToolContext): ToolCallEvent {
     return { toolName: call.name, args: call.arguments, taskId: ctx.taskId, sessionId: ctx.sessionId, toolCallId: ctx.toolCallId ?? call.id };
   }
 
-  private async runPre(call: ParsedToolCall, ctx: ToolContext, hooks: HookRecord[]): Promise<ToolResult | undefined> {
-    const event = this.event(call, ctx);
-    let directive: Directive | undefined;
-    for (const record of hooks) {
-      const answer = await this.call(record, event);
-      directive ??= toDirective(answer, record.owner);
-    }
+  private async decide(call: ParsedToolCall, ctx: ToolContext, event: ToolCallEvent, decided: Directive | undefined): Promise<ToolResult | undefined> {
+    let directive = decided;
     if (directive === undefined && this.shell !== undefined) {
       const block = await this.shell.runPre(event, ctx);
       if (block !== undefined) directive = { kind: "block", message: block.message, owner: block.owner };
@@ -163,49 +209,73 @@ export class PluginHooks {
     }
     if (blocked === undefined) return undefined;
     // The registry's post-hooks never see a blocked call; plugin observers do.
-    await this.observe(call, ctx, blocked, this.render(call.name, blocked));
+    const start = this.starts.get(ctx);
+    this.starts.delete(ctx);
+    await this.observe(call, ctx, blocked, this.render(call.name, blocked), start);
     return blocked;
   }
 
-  private post(call: ParsedToolCall, result: ToolResult, ctx: ToolContext): undefined | Promise<ToolResult | undefined> {
-    if (this.list("post_tool_call").length === 0 && this.list("transform_tool_result").length === 0 && !(this.shell?.hasAfter(call.name) ?? false)) {
+  private post(call: ParsedToolCall, result: ToolResult, ctx: ToolContext): ToolResult | undefined | Promise<ToolResult | undefined> {
+    const start = this.starts.get(ctx);
+    this.starts.delete(ctx);
+    const transforms = this.list("transform_tool_result");
+    const shellTransform = this.shell?.has("transform_tool_result", call.name) ?? false;
+    if (transforms.length === 0 && !shellTransform && this.list("post_tool_call").length === 0 && !(this.shell?.has("post_tool_call", call.name) ?? false)) {
       return undefined;
     }
-    return this.runPost(call, result, ctx);
-  }
-
-  private async runPost(call: ParsedToolCall, result: ToolResult, ctx: ToolContext): Promise<ToolResult | undefined> {
-    let text = this.render(call.name, result);
-    const status = statusOf(result);
+    const text = this.render(call.name, result);
     let replacement: string | undefined;
-    const transforms = this.list("transform_tool_result");
-    if (transforms.length > 0 || (this.shell?.has("transform_tool_result", call.name) ?? false)) {
-      const event: TransformToolResultEvent = { ...this.event(call, ctx), result: text, status };
-      for (const record of transforms) {
-        const answer = await this.call(record, event);
-        if (replacement === undefined && typeof answer === "string") replacement = answer;
+    const finish = (): ToolResult | undefined | Promise<ToolResult | undefined> => {
+      let replaced: ToolResult | undefined;
+      if (replacement !== undefined) {
+        const next = resultFromHandlerValue(call.name, replacement);
+        replaced = result.metadata === undefined ? next : { ...next, metadata: result.metadata };
       }
-      if (replacement === undefined && this.shell !== undefined) replacement = await this.shell.runTransform(event, ctx);
-    }
-    let replaced: ToolResult | undefined;
-    if (replacement !== undefined) {
-      const next = resultFromHandlerValue(call.name, replacement);
-      replaced = result.metadata === undefined ? next : { ...next, metadata: result.metadata };
-      text = replacement;
-    }
-    await this.observe(call, ctx, replaced ?? result, text);
-    return replaced;
+      const observed = this.observe(call, ctx, replaced ?? result, replacement ?? text, start);
+      return isThenable(observed) ? observed.then(() => replaced) : replaced;
+    };
+    if (transforms.length === 0 && !shellTransform) return finish();
+    const event: TransformToolResultEvent = {
+      toolName: call.name,
+      args: call.arguments,
+      taskId: ctx.taskId,
+      sessionId: ctx.sessionId,
+      toolCallId: ctx.toolCallId ?? call.id,
+      result: text,
+      status: statusOf(result),
+    };
+    const afterPlugins = (): ToolResult | undefined | Promise<ToolResult | undefined> => {
+      if (replacement !== undefined || !shellTransform) return finish();
+      return this.shell!.runTransform(event, ctx).then((answer) => {
+        replacement = answer;
+        return finish();
+      });
+    };
+    const ran = this.runAll(transforms, event, (answer) => {
+      if (replacement === undefined && typeof answer === "string") replacement = answer;
+    });
+    return isThenable(ran) ? ran.then(afterPlugins) : afterPlugins();
   }
 
-  private async observe(call: ParsedToolCall, ctx: ToolContext, result: ToolResult, text: string): Promise<void> {
+  private observe(call: ParsedToolCall, ctx: ToolContext, result: ToolResult, text: string, start: number | undefined): void | Promise<void> {
     const observers = this.list("post_tool_call");
     const shellPost = this.shell?.has("post_tool_call", call.name) ?? false;
-    if (observers.length === 0 && !shellPost) return;
-    const start = this.starts.get(ctx);
+    if (observers.length === 0 && !shellPost) return undefined;
     const durationMs = start === undefined ? 0 : Math.max(0, Math.round(performance.now() - start));
-    const event: PostToolCallEvent = { ...this.event(call, ctx), result: text, durationMs, status: statusOf(result) };
-    for (const record of observers) await this.call(record, event);
-    if (shellPost) await this.shell!.runPost(event, ctx);
+    // Written out, not spread from event(): a spread here costs more than the rest of the hook.
+    const event: PostToolCallEvent = {
+      toolName: call.name,
+      args: call.arguments,
+      taskId: ctx.taskId,
+      sessionId: ctx.sessionId,
+      toolCallId: ctx.toolCallId ?? call.id,
+      result: text,
+      durationMs,
+      status: statusOf(result),
+    };
+    const ran = this.runAll(observers, event, () => undefined);
+    if (!shellPost) return ran;
+    return isThenable(ran) ? ran.then(() => this.shell!.runPost(event, ctx)) : this.shell!.runPost(event, ctx);
   }
 
   /** What the model would read (before truncation and output redaction): hooks see the whole text. */
