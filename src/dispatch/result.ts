@@ -2,6 +2,7 @@ import type { ToolError, ToolErrorKind, ToolResult, ValidationIssue } from "../r
 import { capText, describeThrown } from "../util/text.js";
 import { mayContainSecret } from "../redaction/redact.js";
 import { redactForModel } from "../redaction/tool-output.js";
+import { isMultimodalResult, multimodalText } from "./multimodal.js";
 
 const TOOL_RESULT_KEYS = new Set(["success", "data", "error", "metadata"]);
 /** Larger string results are never parsed for an `error` field (they are passed on as successes). */
@@ -85,6 +86,9 @@ export function checkSerialisable(toolName: string, result: ToolResult, source: 
   if (!result.success) return result;
   const data = result.data;
   if (data === undefined || typeof data === "string") return result;
+  // Well-formed by its guard (strings only): serialisable, and rendered as text, not JSON, so the
+  // megabytes of base64 an image holds are never stringified on the way.
+  if (isMultimodalResult(data)) return result;
   let text: string | undefined;
   let problem = "";
   try {
@@ -160,6 +164,8 @@ export function screenOutput(result: ToolResult, redactOutput: boolean): void {
   const data = result.data;
   if (typeof data === "string") {
     if (mayContainSecret(data)) redactOnRender.add(result);
+  } else if (isMultimodalResult(data)) {
+    if (mayContainSecret(multimodalText(data))) redactOnRender.add(result);
   } else if (data !== null && typeof data === "object") {
     // The text checkSerialisable just made; without it, redact to be safe.
     if (lastCheckedResult !== result || mayContainSecret(lastCheckedText)) redactOnRender.add(result);
@@ -214,7 +220,8 @@ function ownFailureText(result: ToolResult): string | undefined {
 }
 
 /**
- * The model-facing string: a success's data (strings verbatim, the rest as
+ * The model-facing string: a success's data (strings verbatim, a multimodal
+ * result as its text with media placeholders — see multimodal.ts — the rest as
  * JSON), or `{"error": ...}` for a failure. Always a well-formed string; an
  * over-long result becomes a JSON object with the head and tail kept. Error
  * texts of every tool, and the output of tools that are not built in, pass
@@ -230,6 +237,7 @@ export function renderResult(toolName: string, result: ToolResult, limits: Rende
     const data = result.data;
     if (typeof data === "string") text = data;
     else if (data === undefined) text = '{"success":true}';
+    else if (isMultimodalResult(data)) text = multimodalText(data);
     else {
       // Dispatch checked (and serialised) every success before it got here; a
       // result built elsewhere is checked now, with the same message.
