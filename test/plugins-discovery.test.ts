@@ -284,6 +284,20 @@ describe("attacks on what is read before a plugin is enabled", () => {
     await manager.close();
   });
 
+  it("a key with ../ in plugins.enabled reaches nothing outside the plugin folders", async () => {
+    const box = sandbox();
+    // Plugin-shaped folders next to plugins/, which a key walking out of it would name.
+    plugin(box.home, "outside", box.marks);
+    plugin(path.join(box.home, "plugins-extra"), "x", box.marks);
+    plugin(path.join(box.home, "plugins"), "inside", box.marks);
+    config(box, "plugins:\n  enabled: ['../outside', 'inside/../../outside', '../plugins-extra/x', '..', 'inside']\n");
+    const manager = await load(box);
+    expect(manager.plugins.map((p) => [p.key, p.state])).toEqual([["inside", "enabled"]]);
+    expect(imported(box, "outside")).toBe(false);
+    expect(imported(box, "x")).toBe(false);
+    await manager.close();
+  });
+
   it("with MIBYAN_ENABLE_PROJECT_PLUGINS=0, a project plugin under an enabled key never replaces the user's", async () => {
     const box = sandbox();
     plugin(path.join(box.home, "plugins"), "shared", box.marks, `globalThis.__shared = "user";`);

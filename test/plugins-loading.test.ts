@@ -148,8 +148,10 @@ describe("failure rollback (8) and other failures (9)", () => {
     writeFileSync(path.join(missing, "index.js"), 'import "definitely-not-installed-pkg";\nexport function register() {}\n');
     plugin(plugins, "rejects", box.marks, `${tool("rejected_tool")}\nawait new Promise((r) => setTimeout(r, 5));\nthrow new TypeError("async failure");`);
     plugin(plugins, "hangs", box.marks, `${tool("hung_tool")}\nglobalThis.__late = () => ctx.registerTool({ name: "late_tool", toolset: "demo", schema: { description: "d" }, handler: () => 1 });\nawait new Promise(() => {});`);
+    const hangsAtImport = plugin(plugins, "hangs-at-import", box.marks);
+    writeFileSync(path.join(hangsAtImport, "index.js"), "await new Promise(() => {});\nexport function register() {}\n");
     plugin(plugins, "zz-after", box.marks, tool("after"));
-    config(box, "plugins:\n  enabled: [syntax, missing-dep, rejects, hangs, zz-after]\n");
+    config(box, "plugins:\n  enabled: [syntax, missing-dep, rejects, hangs, hangs-at-import, zz-after]\n");
     const manager = await load(box, { loadTimeoutMs: 400 });
     const by = Object.fromEntries(manager.plugins.map((p) => [p.key, p]));
     expect(by.syntax).toMatchObject({ state: "failed" });
@@ -158,6 +160,7 @@ describe("failure rollback (8) and other failures (9)", () => {
     expect(by["missing-dep"]!.error).toMatch(/definitely-not-installed-pkg/);
     expect(by.rejects!.error).toBe("TypeError: async failure");
     expect(by.hangs!.error).toBe("loading took longer than 400 ms (import and register); abandoned");
+    expect(by["hangs-at-import"]!.error).toBe("loading took longer than 400 ms (import and register); abandoned");
     expect(by["zz-after"]!.state).toBe("enabled");
     for (const name of ["rejected_tool", "hung_tool"]) expect(box.registry.has(name)).toBe(false);
     // The abandoned plugin's context is revoked: a late registration throws and registers nothing.
