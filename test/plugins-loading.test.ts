@@ -244,4 +244,17 @@ describe("reload (18)", () => {
     await manager.close();
     expect(imported(box, "going")).toBe(true);
   });
+
+  it("warns about an enabled key that matches no plugin, and runs overlapping reloads one after the other", async () => {
+    const box = sandbox();
+    plugin(path.join(box.home, "plugins"), "real", box.marks, tool("real_tool"));
+    config(box, "plugins:\n  enabled: [real, reel]\n");
+    const manager = await load(box);
+    expect(warnings(box)).toContain('plugins.enabled names "reel", but no plugin with that key was found (run `mibyan plugins list`)');
+    await Promise.all([manager.reload({ force: true }), manager.reload({ force: true }), manager.reload()]);
+    expect(manager.plugins).toEqual([expect.objectContaining({ key: "real", state: "enabled", tools: ["real_tool"] })]);
+    expect(await box.registry.dispatch("real_tool", {})).toBe("hi");
+    await manager.close();
+    expect(box.registry.has("real_tool")).toBe(false);
+  });
 });

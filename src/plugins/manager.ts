@@ -88,8 +88,19 @@ export class PluginManager {
     });
   }
 
-  /** Re-reads the configuration and the plugin folders; loads what is newly enabled, re-imports what changed, removes what was disabled. */
-  async reload(options: ReloadOptions = {}): Promise<void> {
+  /**
+   * Re-reads the configuration and the plugin folders; loads what is newly enabled, re-imports what changed,
+   * removes what was disabled. Reloads run one at a time (a second waits for the first).
+   */
+  reload(options: ReloadOptions = {}): Promise<void> {
+    const next = this.reloading.then(() => this.reloadNow(options));
+    this.reloading = next.catch(() => undefined);
+    return next;
+  }
+
+  private reloading: Promise<void> = Promise.resolve();
+
+  private async reloadNow(options: ReloadOptions): Promise<void> {
     if (this.closed) throw new Error("the plugin manager is closed");
     if (options.config !== undefined) this.config = options.config;
     if (this.safeMode) {
@@ -134,6 +145,9 @@ export class PluginManager {
         this.logger.warn(`plugin "${plugin.key}" failed to load: ${message}`);
         statuses.push({ ...status, state: "failed", error: message });
       }
+    }
+    for (const key of config.plugins.enabled ?? []) {
+      if (!seen.has(key)) this.logger.warn(`plugins.enabled names "${key}", but no plugin with that key was found (run \`mibyan plugins list\`)`);
     }
     // Plugins whose folder is gone.
     for (const [key, current] of this.loaded) if (!seen.has(key)) this.unload(current, "its folder is gone");
