@@ -15,8 +15,8 @@
  *    cache (`rm -rf`) or restart a container, but has no business exfiltrating, fetching and
  *    running code, or writing SSH keys, shell start-up files, crontabs or system files.
  * 2. Text rules (`INLINE_SCRIPT_RULES`, hermes' own list, widened to Python / Node / PowerShell
- *    network APIs) over the inline script an interpreter is given (`-c`, `-e`, `-Command`,
- *    `-EncodedCommand` decoded, `cmd /c …`). They catch what the engine cannot see into: Python
+ *    network APIs) over the inline script an interpreter anywhere in the line is given (`-c`,
+ *    `-e`, `-Command`, `-EncodedCommand` decoded, `cmd /c …`, `npx -c` / `npm exec -c`). They catch what the engine cannot see into: Python
  *    and Node code that opens sockets itself, `/dev/tcp` redirections, DNS exfiltration.
  *
  * The engine needs the bash grammar for some command texts; `suspiciousStdioCommand` is
@@ -68,6 +68,7 @@ interface InlineSpec {
 
 const SHELL: InlineSpec = { codeOptions: ["-c"], shellFlags: true };
 const PYTHON: InlineSpec = { codeOptions: ["-c"] };
+const PACKAGE_RUNNER: InlineSpec = { codeOptions: ["-c", "--call"] };
 const POWERSHELL: InlineSpec = {
   codeOptions: [],
   restOptions: ["-command", "-c", "/command", "/c"],
@@ -96,10 +97,11 @@ const INTERPRETERS: Readonly<Record<string, InlineSpec>> = Object.freeze({
   ruby: { codeOptions: ["-e"] },
   php: { codeOptions: ["-r"] },
   osascript: { codeOptions: ["-e"] },
+  // Package runners that take a shell command string (`npx -c "…"`, `npm exec -c "…"`).
+  npx: PACKAGE_RUNNER,
+  npm: PACKAGE_RUNNER,
+  pnpm: PACKAGE_RUNNER,
 });
-
-/** Launchers that run the next word as the program (`env X=1 bash -c …`, `/usr/bin/env sh -c`). */
-const PASS_THROUGH = new Set(["env", "sudo", "doas", "nohup", "exec", "command", "stdbuf", "nice", "timeout", "setsid"]);
 
 /** Inline scripts longer than this are refused unread: no real launcher needs one, and a scan must stay cheap. */
 export const MAX_INLINE_SCRIPT_CHARS = 64 * 1024;
@@ -200,43 +202,43 @@ function programName(word: string): string {
 
 /** The inline scripts in a command line: what each interpreter in it is given as code. */
 export function inlineScripts(words: readonly string[]): string[] {
-  const scripts: string[] = [];
-  let index = 0;
-  // Skip launchers and their VAR=value / option words up to the interpreter.
-  while (index < words.length) {
-    const name = programName(words[index]!);
-    if (!PASS_THROUGH.has(name)) break;
-    index++;
-    while (index < words.length && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(words[index]!) || words[index]!.startsWith("-"))) index++;
+  const scripts = new Set<string>();
+  // Every interpreter in the line counts, not only the first word: launchers put them anywhere
+  // (`env X=1 bash -c`, `uv run python -c`, `docker run img sh -c`, `npm exec -c`).
+  const limit = Math.min(words.length, MAX_WORDS);
+  for (let start = 0; start < limit; start++) {
+    const spec = INTERPRETERS[programName(words[start]!)];
+    if (spec !== undefined) readInlineCode(spec, words.slice(start + 1, limit), scripts);
   }
-  if (index >= words.length) return scripts;
-  const spec = INTERPRETERS[programName(words[index]!)];
-  if (spec === undefined) return scripts;
-  const rest = words.slice(index + 1);
+  return [...scripts];
+}
+
+/** Words of a command line looked at for interpreters (a real launcher has a few dozen at most). */
+const MAX_WORDS = 256;
+
+function readInlineCode(spec: InlineSpec, rest: readonly string[], scripts: Set<string>): void {
   for (let i = 0; i < rest.length; i++) {
     const word = rest[i]!;
     const lower = word.toLowerCase();
     if (spec.restOptions?.includes(lower)) {
-      scripts.push(rest.slice(i + 1).join(" "));
-      break;
+      scripts.add(rest.slice(i + 1).join(" "));
+      return;
     }
     if (spec.encodedOptions?.includes(lower) && i + 1 < rest.length) {
-      scripts.push(decodePowerShell(rest[i + 1]!));
+      scripts.add(decodePowerShell(rest[i + 1]!));
       i++;
       continue;
     }
     const codeOption = spec.codeOptions.includes(word) || (spec.shellFlags === true && /^-[a-z]*c[a-z]*$/.test(word));
     if (codeOption && i + 1 < rest.length) {
-      scripts.push(rest[i + 1]!);
+      scripts.add(rest[i + 1]!);
       i++;
       continue;
     }
-    // `--eval=code`, `python -ccode`.
-    if (/^--(?:eval|print)=/.test(word)) scripts.push(word.replace(/^--(?:eval|print)=/, ""));
-    else if (spec === PYTHON && /^-c./.test(word)) scripts.push(word.slice(2));
+    // `--eval=code`, `--call=code`, `python -ccode`.
+    if (/^--(?:eval|print|call)=/.test(word)) scripts.add(word.replace(/^--(?:eval|print|call)=/, ""));
+    else if (spec === PYTHON && /^-c./.test(word)) scripts.add(word.slice(2));
   }
-  // A shell script that runs another interpreter inline (`bash -c "python3 -c '…'"`) is scanned as a whole already.
-  return scripts;
 }
 
 function decodePowerShell(encoded: string): string {
