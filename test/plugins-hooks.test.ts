@@ -65,6 +65,23 @@ describe("no plugin hooks, no cost", () => {
   });
 });
 
+describe("a registry pre-hook may block with a failed ToolResult (what the block directive uses)", () => {
+  it("the model gets exactly its error; a successful ToolResult is not a block but an invalid answer", async () => {
+    const box = sandbox();
+    countedTool(box, "guarded");
+    const remove = box.registry.addPreHook(() => ({ success: false, error: { kind: "blocked", message: "exactly this" } }));
+    const outcome = await box.registry.run("guarded", {});
+    expect(outcome.content).toBe('{"error":"exactly this"}');
+    expect(outcome.result.error).toEqual({ kind: "blocked", message: "exactly this" });
+    remove();
+    box.registry.addPreHook(() => ({ success: true, data: "smuggled" }));
+    const odd = await box.registry.run("guarded", {});
+    expect(odd.result.error?.kind).toBe("blocked");
+    expect(odd.content).toMatch(/returned an invalid value for guarded; it must return a tool call, a failed ToolResult or null \(block\), or undefined \(pass\)/);
+    expect(calls("guarded")).toBe(0);
+  });
+});
+
 describe("block directive (11) and hook failures (10)", () => {
   it("blocks with the message as the model's error, skips the handler, and reports status blocked to post_tool_call", async () => {
     const box = sandbox();

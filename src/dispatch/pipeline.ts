@@ -108,7 +108,7 @@ function applyPreHookAnswer(call: ParsedToolCall, hook: PreHook, answer: unknown
     return {
       call,
       blocked: fail(
-        `Pre-hook ${hookName(hook)} returned an invalid value for ${call.name}; it must return a tool call, null (block) or undefined (pass)`,
+        `Pre-hook ${hookName(hook)} returned an invalid value for ${call.name}; it must return a tool call, a failed ToolResult or null (block), or undefined (pass)`,
         "blocked",
       ),
     };

@@ -378,7 +378,7 @@ export class ToolRegistry implements DispatchHost {
 
   // ---- hooks --------------------------------------------------------------
 
-  /** Runs before every call: return undefined to pass, a (rewritten) call to proceed, null or throw to block. */
+  /** Runs before every call: return undefined to pass, a (rewritten) call to proceed, null or throw to block, a failed ToolResult to block with exactly its error. */
   addPreHook(hook: PreHook): () => boolean {
     this.hooks.addPre(hook);
     return () => this.hooks.remove(hook, "pre");
