@@ -195,6 +195,11 @@ describe("normalised schemas register, export to every format and validate", () 
     };
     const { registry, logger } = registryWith({ read_file_x: normalizeMcpInputSchema(pydantic), query_x: normalizeMcpInputSchema(draft07) });
     expectExportsEverywhere(registry, logger, 2);
+    // The type list reaches Gemini as its own `nullable`, and OpenAI/Anthropic as standard JSON Schema.
+    const gemini = getToolDefinitions({ registry, format: "gemini", quiet: true }).find((d) => d.name === "read_file_x")!;
+    expect((gemini.parameters!.properties as Record<string, unknown>).limit).toMatchObject({ type: "integer", nullable: true });
+    const anthropic = getToolDefinitions({ registry, format: "anthropic", quiet: true }).find((d) => d.name === "read_file_x")!;
+    expect((anthropic.input_schema.properties as Record<string, unknown>).limit).toMatchObject({ type: ["integer", "null"] });
     expect((await registry.invoke({ name: "read_file_x", arguments: { path: "/a", limit: null, opt_mode: "slow" } })).success).toBe(true);
     expect((await registry.invoke({ name: "read_file_x", arguments: { path: "/a", mode: "medium" } })).error?.kind).toBe("invalid_args");
     expect((await registry.invoke({ name: "query_x", arguments: { filter: { field: "a", op: "eq" }, definitions: "d" } })).success).toBe(true);
