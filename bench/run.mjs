@@ -34,6 +34,7 @@ const { benchProcesses } = await import("./processes.mjs");
 const { benchPatterns } = await import("./patterns.mjs");
 const { benchResults } = await import("./results.mjs");
 const { benchPlugins } = await import("./plugins.mjs");
+const { benchMcp } = await import("./mcp.mjs");
 const { benchCliStartup } = await import("./cli-startup.mjs");
 const { median, round } = await import("./common.mjs");
 
@@ -489,6 +490,8 @@ results.push(...(await benchPatterns({ quick: QUICK, note })));
 results.push(...(await benchResults({ quick: QUICK, note })));
 // 7c. plugins: dispatch with a loaded plugin, without and with tool-call hooks (bench/plugins.mjs)
 results.push(...(await benchPlugins({ quick: QUICK, note })));
+// 7d. mcp: an MCP tool call and discovery of 3 stdio servers, against the SDK used directly (bench/mcp.mjs)
+results.push(...(await benchMcp({ quick: QUICK, note })));
 // 8. CLI start-up: check, call and tools --json against node -e 0 (bench/cli-startup.mjs)
 results.push(...(await benchCliStartup({ quick: QUICK, note })));
 note(`done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
