@@ -284,6 +284,19 @@ describe("attacks on what is read before a plugin is enabled", () => {
     await manager.close();
   });
 
+  it("turns terminal escape sequences in manifest and package.json text into ? before anything can print them", async () => {
+    const box = sandbox();
+    plugin(path.join(box.home, "plugins"), "ansi", box.marks, "", 'name: "ok\\e[2J\\e[31mred"\ndescription: "line\\u009b1;1H"\n');
+    const pkg = path.join(box.home, "node_modules", "ansi-npm");
+    write(path.join(pkg, "package.json"), JSON.stringify({ name: "ansi-npm", description: "x\u001b]0;title\u0007y", mibyan: { plugin: "./index.js" } }));
+    write(path.join(pkg, "index.js"), "export function register() {}\n");
+    const manager = await load(box);
+    const by = Object.fromEntries(manager.plugins.map((p) => [p.key, p]));
+    expect(by.ansi).toMatchObject({ name: "ok?[2J?[31mred", description: "line?1;1H" });
+    expect(by["ansi-npm"]!.description).toBe("x?]0;title?y");
+    await manager.close();
+  });
+
   it("a key with ../ in plugins.enabled reaches nothing outside the plugin folders", async () => {
     const box = sandbox();
     // Plugin-shaped folders next to plugins/, which a key walking out of it would name.

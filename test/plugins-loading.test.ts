@@ -128,6 +128,28 @@ describe("failure rollback (8) and other failures (9)", () => {
     await manager.close();
   });
 
+  it("a tool one plugin took over from another goes back to the other when the taker fails or goes, never to a plugin that is gone", async () => {
+    const box = sandbox();
+    const plugins = path.join(box.home, "plugins");
+    plugin(plugins, "a-first", box.marks, tool("shared_tool", "from a"));
+    plugin(plugins, "b-taker", box.marks, `${tool("shared_tool", "from b")}\nthrow new Error("b fails");`);
+    plugin(plugins, "c-taker", box.marks, tool("shared_tool", "from c"));
+    config(box, "plugins:\n  enabled: [a-first, b-taker]\n");
+    const manager = await load(box);
+    expect(manager.plugins.map((p) => p.state)).toEqual(["enabled", "failed", "not enabled"]);
+    expect(await box.registry.dispatch("shared_tool", {})).toBe("from a");
+
+    config(box, "plugins:\n  enabled: [a-first, c-taker]\n");
+    await manager.reload();
+    expect(await box.registry.dispatch("shared_tool", {})).toBe("from c");
+    config(box, "plugins:\n  enabled: [c-taker]\n");
+    await manager.reload();
+    expect(await box.registry.dispatch("shared_tool", {})).toBe("from c");
+    // a is gone: when c goes, a's tool does not come back.
+    await manager.close();
+    expect(box.registry.has("shared_tool")).toBe(false);
+  });
+
   it("a failed override puts the built-in back", async () => {
     const box = sandbox();
     builtin(box);

@@ -45,6 +45,8 @@ export interface ContextOptions {
   logger: Logger;
   /** `plugins.entries.<key>.allow_tool_override`. */
   allowToolOverride: boolean;
+  /** Whether another plugin is still loaded: its tool, replaced by this one, comes back on rollback only then. */
+  isLoaded?: ((key: string) => boolean) | undefined;
 }
 
 /** The recording context and its owner-side controls. */
@@ -88,10 +90,7 @@ export class RecordingContext {
     const { registry, hooks } = this.options;
     for (const [name, owned] of [...this.tools.entries()].reverse()) {
       // Only what is still ours: a later registration (user code) over our tool is left alone.
-      if (registry.get(name) === owned.entry) {
-        if (owned.replaced !== undefined) registry.reinstate(owned.replaced);
-        else registry.deregister(name);
-      }
+      if (registry.get(name) === owned.entry) this.restore(name, owned);
     }
     this.tools.clear();
     for (const record of this.hookRecords) hooks.remove(record);
@@ -140,9 +139,17 @@ export class RecordingContext {
     const { registry } = this.options;
     this.tools.delete(name);
     if (registry.get(name) !== owned.entry) return false;
-    if (owned.replaced !== undefined) registry.reinstate(owned.replaced);
-    else registry.deregister(name);
+    this.restore(name, owned);
     return true;
+  }
+
+  /** Puts back what the tool replaced (a built-in, user code's tool, a plugin's that is still loaded), else removes it. */
+  private restore(name: string, owned: OwnedTool): void {
+    const { registry, isLoaded } = this.options;
+    const replaced = owned.replaced;
+    const gone = replaced?.source.kind === "plugin" && !(isLoaded?.(replaced.source.id) ?? false);
+    if (replaced !== undefined && !gone) registry.reinstate(replaced);
+    else registry.deregister(name);
   }
 
   private registerHook(name: string, fn: (event: never) => unknown): void {

@@ -17,7 +17,7 @@ import path from "node:path";
 import { readRegularFileSync, RegularFileError } from "../util/read-regular-file.js";
 import type { Logger } from "../registry/types.js";
 import { PluginManifestError } from "./errors.js";
-import { checkEntry, readManifest } from "./manifest.js";
+import { checkEntry, printable, readManifest } from "./manifest.js";
 import { PLUGIN_KINDS, type DiscoveredPlugin, type PluginKind, type PluginManifest, type PluginSource, type RequiredEnv } from "./types.js";
 
 const MANIFEST_NAMES = ["plugin.yaml", "plugin.yml"];
@@ -202,9 +202,9 @@ function packageManifest(text: string, file: string, key: string): PluginManifes
     for (const name of m.requires_env as string[]) requiresEnv.push({ name });
   }
   return {
-    name: typeof p.name === "string" ? p.name : key,
-    version: typeof p.version === "string" ? p.version : "",
-    description: typeof p.description === "string" ? p.description : "",
+    name: typeof p.name === "string" ? printable(p.name, 200) : key,
+    version: typeof p.version === "string" ? printable(p.version, 100) : "",
+    description: typeof p.description === "string" ? printable(p.description, 2_000) : "",
     kind,
     requiresEnv,
     entry: m.plugin,

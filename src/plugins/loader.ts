@@ -33,6 +33,7 @@ export interface LoadOneOptions {
   logger: Logger;
   allowToolOverride: boolean;
   loadTimeoutMs: number;
+  isLoaded?: ((key: string) => boolean) | undefined;
 }
 
 export interface LoadedPlugin {
@@ -92,6 +93,7 @@ export async function loadPlugin(plugin: DiscoveredPlugin, options: LoadOneOptio
     hooks: options.hooks,
     logger: options.logger,
     allowToolOverride: options.allowToolOverride,
+    isLoaded: options.isLoaded,
   });
 
   let exitCode: unknown;

@@ -137,6 +137,7 @@ export class PluginManager {
           logger: this.logger,
           allowToolOverride: entry?.allowToolOverride === true,
           loadTimeoutMs: this.loadTimeoutMs,
+          isLoaded: (key) => this.loaded.has(key),
         });
         this.loaded.set(plugin.key, loaded);
         statuses.push(withRegistrations(status, loaded));
@@ -172,16 +173,20 @@ export class PluginManager {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const current of this.loaded.values()) current.recording.rollback("the plugin manager was closed");
-    this.loaded.clear();
+    // Last loaded first, each forgotten before its rollback: a tool one plugin took over from another comes
+    // back to the other only while that one is still loaded.
+    for (const current of [...this.loaded.values()].reverse()) {
+      this.loaded.delete(current.key);
+      current.recording.rollback("the plugin manager was closed");
+    }
     this.shell?.close();
     this.hooks.clear();
     this.plugins = this.plugins.map((p) => ({ ...p, tools: [], hooks: [] }));
   }
 
   private unload(current: LoadedPlugin, why: string): void {
-    current.recording.rollback(why);
     this.loaded.delete(current.key);
+    current.recording.rollback(why);
   }
 }
 

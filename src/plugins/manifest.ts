@@ -72,10 +72,10 @@ export function parseManifest(source: string, file: string, fallbackName: string
     throw wrong(key, "a string", value);
   };
 
-  const name = text("name", fallbackName) || fallbackName;
-  const version = text("version", "");
-  const description = text("description", "");
-  const author = raw.author === undefined || raw.author === null ? undefined : text("author", "");
+  const name = printable(text("name", fallbackName), 200) || fallbackName;
+  const version = printable(text("version", ""), 100);
+  const description = printable(text("description", ""), 2_000);
+  const author = raw.author === undefined || raw.author === null ? undefined : printable(text("author", ""), 200);
 
   let kind: PluginKind = "standalone";
   const rawKind = raw.kind;
@@ -130,6 +130,16 @@ export function checkEntry(entry: string): string | undefined {
   const normal = path.posix.normalize(entry.replace(/\\/g, "/"));
   if (normal === ".." || normal.startsWith("../")) return "leads out of the plugin folder";
   return undefined;
+}
+
+/**
+ * What a listing may print of a manifest's text: control characters (a terminal escape sequence that
+ * would rewrite `mibyan plugins list`'s output, say) become `?`, and the text is cut to `max` characters.
+ */
+export function printable(text: string, max: number): string {
+  // eslint-disable-next-line no-control-regex
+  const clean = text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029]/g, "?");
+  return clean.length > max ? `${clean.slice(0, max)}…` : clean;
 }
 
 function locateKey(doc: Document, lineCounter: LineCounter, key: string): { line?: number; column?: number } {
