@@ -195,6 +195,26 @@ describe("approve directive (12) and a failing gate (10)", () => {
     await live.close();
   });
 
+  it("an approvals.deny rule on plugin-approval refuses without asking anyone", async () => {
+    const box = sandbox();
+    countedTool(box, "write_file");
+    const manager = await withPlugins(box, { approver });
+    await manager.close();
+    const surface = scriptedSurface({ scope: "once" });
+    const denying = new ApprovalGate({
+      home: box.home,
+      settings: { mode: "manual", deny: [{ rule: "plugin-approval", reason: "no plugin approvals on this machine" }] },
+      surface,
+      logger: createMemoryLogger(),
+    });
+    const live = await load(box, { approval: denying });
+    const content = await box.registry.dispatch("write_file", {});
+    expect(content).toMatch(/no plugin approvals on this machine/);
+    expect(surface.requests).toHaveLength(0);
+    expect(calls("write_file")).toBe(0);
+    await live.close();
+  });
+
   it('a gate that throws blocks with "BLOCKED: plugin approval gate failed for <tool>"', async () => {
     const box = sandbox();
     countedTool(box, "write_file");
