@@ -136,3 +136,33 @@ describe("keepalive and parallelism", () => {
     expect(await timed("mcp__ser__sleep")).toBeGreaterThanOrEqual(790);
   });
 });
+
+describe("elicitation", () => {
+  const ask = { fx: fixtureServer(["--tools=ask,ask_url"]) };
+
+  it("a form request mid-call goes to the callback; accept sends the content back to the server", async () => {
+    const seen: unknown[] = [];
+    const { registry } = await discover(ask, {
+      onElicitation: (request) => {
+        seen.push(request);
+        return { action: "accept", content: { name: "Ada" } };
+      },
+    });
+    expect(JSON.parse(JSON.parse(await registry.dispatch("mcp__fx__ask", {})).result)).toEqual({ action: "accept", content: { name: "Ada" } });
+    expect(seen).toEqual([{ server: "fx", message: "Your name?", requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] } }]);
+  });
+
+  it("no callback, a callback that throws or answers nonsense, a time-out, URL mode → decline", async () => {
+    const answer = async (bed: Awaited<ReturnType<typeof discover>>, tool = "mcp__fx__ask"): Promise<unknown> =>
+      JSON.parse(JSON.parse(await bed.registry.dispatch(tool, {})).result);
+    expect(await answer(await discover(ask))).toEqual({ action: "decline" });
+    expect(await answer(await discover(ask, { onElicitation: () => { throw new Error("no surface"); } }))).toEqual({ action: "decline" });
+    expect(await answer(await discover(ask, { onElicitation: () => ({ action: "accept" }) as never }))).toEqual({ action: "decline" });
+    const slow = await discover(ask, { onElicitation: () => new Promise(() => undefined), timings: { elicitationTimeoutMs: 100 } });
+    expect(await answer(slow)).toEqual({ action: "decline" });
+    let called = false;
+    const url = await discover(ask, { onElicitation: () => ((called = true), { action: "accept", content: {} }) });
+    expect(await answer(url, "mcp__fx__ask_url")).toEqual({ action: "decline" });
+    expect(called).toBe(false);
+  });
+});

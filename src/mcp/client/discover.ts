@@ -17,6 +17,7 @@ import { isSafeMode } from "../../plugins/gating.js";
 import type { ToolRegistry } from "../../registry/tool-registry.js";
 import type { Logger } from "../../registry/types.js";
 import type { EnvVars } from "../../util/env-vars.js";
+import type { McpElicitationHandler } from "./elicitation.js";
 import { loadMcpCommandScanner } from "./security.js";
 import { resolveMcpServers, type ResolvedMcpServer } from "./server-config.js";
 import { McpServerRuntime } from "./server-runtime.js";
@@ -41,6 +42,8 @@ export interface DiscoverMcpOptions {
   timings?: Partial<McpTimings> | undefined;
   /** Told the URL to open when an `auth: oauth` server needs a person to authorise (default: logged). */
   onAuthorizationUrl?: ((server: string, url: URL) => void) | undefined;
+  /** Asks the person when a server requests input mid-call (elicitation); without it every request is declined. */
+  onElicitation?: McpElicitationHandler | undefined;
 }
 
 export interface McpHandle {
@@ -93,6 +96,7 @@ export async function discoverMcpTools(options: DiscoverMcpOptions = {}): Promis
         logger,
         clock: options.clock,
         timings: options.timings,
+        onElicitation: options.onElicitation,
         transport: { env, home, onAuthorizationUrl: options.onAuthorizationUrl ?? defaultAuthorizationNotice(logger) },
       }),
     );

@@ -7,3 +7,4 @@ export { mcpToolName, mcpToolsetName, mcpUtilityToolNames, sanitizeNamePart } fr
 export { FileOAuthProvider, tokenFilePath, DEFAULT_OAUTH_REDIRECT_URL, type FileOAuthProviderOptions } from "./oauth-provider.js";
 export { stderrLogPath } from "./transport.js";
 export { liveStdioPids } from "./stdio-transport.js";
+export type { McpElicitationAnswer, McpElicitationHandler, McpElicitationRequest } from "./elicitation.js";

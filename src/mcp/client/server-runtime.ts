@@ -15,6 +15,7 @@ import type { ResolvedMcpServer } from "./server-config.js";
 import type { TransportOptions } from "./transport.js";
 import type { McpClock, McpServerStatus, McpState, McpTimings } from "./types.js";
 import { utilityHandler } from "./utilities.js";
+import { installElicitation, type McpElicitationHandler } from "./elicitation.js";
 
 export interface ServerRuntimeOptions {
   registry: ToolRegistry;
@@ -22,6 +23,7 @@ export interface ServerRuntimeOptions {
   transport: TransportOptions;
   clock?: McpClock | undefined;
   timings?: Partial<McpTimings> | undefined;
+  onElicitation?: McpElicitationHandler | undefined;
 }
 
 export class McpServerRuntime {
@@ -46,8 +48,9 @@ export class McpServerRuntime {
       clock: options.clock,
       timings: options.timings,
       hooks: {
-        setup: (_conn, client) => {
+        setup: (conn, client) => {
           client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.refresher.schedule());
+          installElicitation(client, server.name, options.onElicitation, { timeoutMs: conn.timings.elicitationTimeoutMs, clock: conn.clock, logger });
         },
         onReady: async (_conn, client) => {
           const listed = await listAllTools(client, { timeout: server.connectTimeoutMs });

@@ -57,7 +57,8 @@ export function stderrLogPath(home: string, server: string): string {
 
 /** A fresh SDK client. Output schemas are checked by us, leniently (output-schema.ts), never by the SDK. */
 export function createClient(setup?: (client: Client) => void): Client {
-  const client = new Client({ ...CLIENT_INFO }, { capabilities: {}, jsonSchemaValidator: permissiveSchemaValidator });
+  // Elicitation in both modes, so a URL request reaches our handler and is declined there (elicitation.ts).
+  const client = new Client({ ...CLIENT_INFO }, { capabilities: { elicitation: { form: {}, url: {} } }, jsonSchemaValidator: permissiveSchemaValidator });
   setup?.(client);
   return client;
 }

@@ -63,6 +63,8 @@ export interface McpTimings {
   breakerCooldownMs: number;
   /** How long a call waits for a reconnect in progress before giving up (default 5,000, capped by the call's timeout). */
   sessionWaitMs: number;
+  /** How long the elicitation callback may take before the request is declined (default 300,000). */
+  elicitationTimeoutMs: number;
 }
 
 export const DEFAULT_TIMINGS: McpTimings = Object.freeze({
@@ -75,6 +77,7 @@ export const DEFAULT_TIMINGS: McpTimings = Object.freeze({
   breakerThreshold: 3,
   breakerCooldownMs: 60_000,
   sessionWaitMs: 5_000,
+  elicitationTimeoutMs: 300_000,
 });
 
 /** The backoff delay before retry number `attempt` (0-based): base·2^attempt, capped. */
