@@ -1,6 +1,7 @@
 // HTTP MCP servers on 127.0.0.1: headers, a wrong token, an expired session, the SSE fallback and
 // OAuth token storage (next-features §1.5 item 16).
 import { mkdirSync, statSync, writeFileSync } from "node:fs";
+import http from "node:http";
 import path from "node:path";
 
 import { afterEach, describe, expect, it } from "vitest";
@@ -73,6 +74,28 @@ describe("Streamable HTTP", () => {
     const fixture = await start({ mode: "sse" });
     const { registry } = await discover({ old: { url: fixture.url, transport: "sse" } });
     expect(await registry.dispatch("mcp__old__echo", { text: "sse" })).toBe('{"result":"sse"}');
+  });
+});
+
+describe("not an MCP endpoint", () => {
+  it.each([200, 404])("a URL answering with an HTML page (%i) is parked at once, with no retry and no SSE fallback", async (status) => {
+    let requests = 0;
+    const site = http.createServer((_req, res) => {
+      requests++;
+      res.writeHead(status, { "content-type": "text/html" }).end("<!DOCTYPE html><html><body>Docs</body></html>");
+    });
+    await new Promise<void>((resolve) => site.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(site.address() as { port: number }).port}/docs`;
+      const { handle } = await discover({ site: { url } }, { timings: { keepaliveMs: 0 } });
+      await handle.settled();
+      expect(handle.servers[0]!.state).toBe("parked");
+      expect(handle.servers[0]!.lastError).toContain("is not an MCP endpoint");
+      expect(requests).toBe(1);
+    } finally {
+      site.closeAllConnections();
+      await new Promise((resolve) => site.close(resolve));
+    }
   });
 });
 

@@ -120,6 +120,27 @@ describe("registration", () => {
   });
 });
 
+describe("hooks", () => {
+  it("an MCP tool call passes the registry's hooks: a blocking pre-hook stops it before any RPC", async () => {
+    const dir = tempDir();
+    const count = path.join(dir, "calls");
+    const { registry } = await discover({ fx: fixtureServer(["--tools=echo", `--count-file=${count}`]) });
+    const seen: string[] = [];
+    const remove = registry.addPreHook((call) => {
+      seen.push(call.name);
+      return call.arguments.text === "forbidden" ? null : undefined;
+    });
+    try {
+      expect(await registry.dispatch("mcp__fx__echo", { text: "forbidden" })).toContain("blocked");
+      expect(existsSync(count)).toBe(false);
+      expect(await registry.dispatch("mcp__fx__echo", { text: "fine" })).toBe('{"result":"fine"}');
+      expect(seen).toEqual(["mcp__fx__echo", "mcp__fx__echo"]);
+    } finally {
+      remove();
+    }
+  });
+});
+
 describe("security scans", () => {
   it("logs an injection-looking description and still registers the tool", async () => {
     const { registry, logger } = await discover({ fx: fixtureServer(["--injection"]) });

@@ -23,7 +23,7 @@ import type { Logger } from "../../registry/types.js";
 import { redactText } from "../../redaction/tool-output.js";
 import { CircuitBreaker } from "./breaker.js";
 import type { ResolvedMcpServer } from "./server-config.js";
-import { connectServer, isAuthError, type Connected, type TransportOptions } from "./transport.js";
+import { connectServer, isPermanentConnectError, type Connected, type TransportOptions } from "./transport.js";
 import { backoffDelay, DEFAULT_TIMINGS, realClock, type McpClock, type McpState, type McpTimings } from "./types.js";
 
 /** How long a keepalive ping may take before the session counts as dead. */
@@ -214,8 +214,8 @@ export class McpConnection {
         failures++;
         this.lastError = redactText(describe(error));
         this.logger.debug(`MCP server '${this.name}': connection attempt failed: ${this.lastError}`);
-        // An OAuth error needs a person, not another try.
-        if (isAuthError(error) || failures >= maxAttempts) {
+        // An OAuth error needs a person, a web page instead of an MCP endpoint a config fix: not another try.
+        if (isPermanentConnectError(error) || failures >= maxAttempts) {
           this.park();
           return;
         }

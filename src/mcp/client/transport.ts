@@ -75,6 +75,24 @@ function httpOptions(server: ResolvedMcpServer, options: TransportOptions) {
   };
 }
 
+/**
+ * The URL answers with a web page: a typo'd path, a login portal, a documentation site. Retrying
+ * (or falling back to SSE) cannot help, so the server is parked at once with this reason. This is
+ * judged from the answer to `initialize` itself, so it costs no extra request (hermes sends a
+ * HEAD/GET preflight first and needs `skip_preflight` for servers that mishandle it).
+ */
+export class NotAnMcpEndpointError extends Error {
+  override readonly name = "NotAnMcpEndpointError";
+  constructor(url: string) {
+    super(`${url} is not an MCP endpoint (it answers with an HTML page); check the url`);
+  }
+}
+
+function looksLikeHtml(error: unknown): boolean {
+  const message = error instanceof Error ? error.message : String(error);
+  return /content type: text\/html|<!doctype html|<html[\s>]/i.test(message);
+}
+
 /** Whether a Streamable HTTP failure means "this endpoint speaks the older SSE transport". */
 function wantsSseFallback(error: unknown): boolean {
   if (error instanceof UnauthorizedError) return false;
@@ -122,6 +140,7 @@ export async function connectServer(
       return { client, transport, kind: "http" };
     } catch (error) {
       await transport.close().catch(() => undefined);
+      if (looksLikeHtml(error)) throw new NotAnMcpEndpointError(server.url!);
       if (!wantsSseFallback(error)) throw error;
     }
   }
@@ -131,6 +150,7 @@ export async function connectServer(
     await client.connect(transport, requestOptions);
   } catch (error) {
     await transport.close().catch(() => undefined);
+    if (looksLikeHtml(error)) throw new NotAnMcpEndpointError(server.url!);
     throw error;
   }
   return { client, transport, kind: "sse" };
@@ -145,4 +165,9 @@ export function isSessionExpired(error: unknown): boolean {
 
 export function isAuthError(error: unknown): boolean {
   return error instanceof UnauthorizedError;
+}
+
+/** Errors another attempt cannot fix: a person must act (OAuth) or the configuration is wrong (not an MCP endpoint). */
+export function isPermanentConnectError(error: unknown): boolean {
+  return error instanceof UnauthorizedError || error instanceof NotAnMcpEndpointError;
 }
