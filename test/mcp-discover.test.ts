@@ -1,15 +1,32 @@
 // discoverMcpTools and its handle: the child's environment, disabled entries, safe mode, the
 // bounded wait at start, and close() leaving no process (next-features §1.5 items 4, 5; issue 12).
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 
 import { describe, expect, it } from "vitest";
 
 import { discoverMcpTools } from "../src/mcp/client/discover.js";
+import { liveStdioPids } from "../src/mcp/client/stdio-transport.js";
 import { backoffDelay, DEFAULT_TIMINGS } from "../src/mcp/client/types.js";
 import { ToolRegistry } from "../src/registry/tool-registry.js";
 import { createMemoryLogger } from "../src/util/logger.js";
 import { discover, fixtureServer, pidAlive, tempDir, waitFor } from "./support/mcp.js";
+
+/** Pids whose process group is `pgid` (from /proc). */
+function groupMembers(pgid: number): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(fields[2]) === pgid && fields[0] !== "Z") out.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
 
 describe("environment of a stdio server", () => {
   it("sees only the baseline variables plus its env; the parent's secrets stay out", async () => {
@@ -89,6 +106,22 @@ describe("the handle", () => {
     expect(handle.servers.find((s) => s.name === "slow")!.state).toBe("connecting");
     await waitFor(() => registry.has("mcp__slow__echo"), 5000, "the slow server's tools");
     expect(await registry.dispatch("mcp__slow__echo", { text: "late" })).toBe('{"result":"late"}');
+  });
+
+  it("close() while a server is still connecting ends its process too", async () => {
+    // A background grandchild (as `npx` leaves) that would outlive a kill of the direct child alone.
+    const slow = { command: "/bin/sh", args: ["-c", `sleep 30 & sleep 3; exec "${process.execPath}" "$0"`, fixtureServer().args![0]!] };
+    const before = new Set(liveStdioPids());
+    const { handle } = await discover({ slow }, { connectWaitMs: 200 });
+    expect(handle.servers[0]!.state).toBe("connecting");
+    const started = liveStdioPids().filter((pid) => !before.has(pid));
+    expect(started).toHaveLength(1);
+    // The shell's `sleep` is a grandchild in the server's process group: close() must end it too.
+    await waitFor(() => groupMembers(started[0]!).length >= 3, 2000, "the sleep children");
+    const group = groupMembers(started[0]!);
+    await handle.close();
+    expect(group.filter(pidAlive)).toEqual([]);
+    expect(handle.servers[0]!.state).toBe("closed");
   });
 
   it("backoff doubles from 1 s and is capped at 60 s", () => {

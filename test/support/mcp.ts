@@ -1,6 +1,6 @@
 // Shared pieces of the MCP client tests: the fixture server, a registry with a memory logger, a
 // discovery that is always closed after the test, a clock driven by hand, and process checks.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -56,10 +56,16 @@ export function messages(logger: MemoryLogger, level?: "debug" | "info" | "warn"
   return logger.messages.filter((m) => level === undefined || m.level === level).map((m) => m.message);
 }
 
+/** Whether `pid` is a live process (a zombie waiting for its parent, or for init in a container, is not). */
 export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
   } catch {
     return false;
   }
