@@ -56,7 +56,7 @@ export async function benchMcp({ quick, note }) {
   const handle = await discoverMcpTools({ registry, config: { b: entry }, logger: createMemoryLogger() });
   const direct = await sdkClient();
   try {
-    if ((await registry.dispatch("mcp__b__echo", { text: "x" })) !== '{"result":"x"}') throw new Error("mcp bench sanity check failed");
+    if ((await registry.dispatch("mcp__b__echo", { text: "x" })) !== "x") throw new Error("mcp bench sanity check failed");
     const samples = quick ? 10 : 60;
     const ours = [];
     const sdk = [];

@@ -19,13 +19,13 @@ describe("time limits and cancellation", () => {
     expect(outcome.content).toContain("timed out");
     expect(took).toBeGreaterThanOrEqual(950);
     expect(took).toBeLessThanOrEqual(1300);
-    expect(await registry.dispatch("mcp__fx__echo", { text: "after" })).toBe('{"result":"after"}');
+    expect(await registry.dispatch("mcp__fx__echo", { text: "after" })).toBe("after");
   });
 
   it("progress every 0.5 s keeps a 2 s call alive under a 1 s timeout", async () => {
     const { registry } = await discover({ fx: fixtureServer(["--tools=progress"], { timeout: 1 }) });
     const outcome = await registry.run("mcp__fx__progress", { ms: 2000, interval: 500 });
-    expect(outcome.content).toBe('{"result":"progress done"}');
+    expect(outcome.content).toBe("progress done");
   });
 
   it("the caller's AbortSignal cancels the MCP request", async () => {
@@ -37,7 +37,7 @@ describe("time limits and cancellation", () => {
     expect(Date.now() - started).toBeLessThan(1500);
     expect(outcome.result.error?.kind).toBe("cancelled");
     // The session is intact: the cancelled request was withdrawn, not the connection.
-    expect(await registry.dispatch("mcp__fx__echo", { text: "still here" })).toBe('{"result":"still here"}');
+    expect(await registry.dispatch("mcp__fx__echo", { text: "still here" })).toBe("still here");
   });
 });
 
@@ -51,9 +51,20 @@ describe("results", () => {
     expect(handle.servers[0]!.state).toBe("ready");
   });
 
+  it("an image arrives as a multimodal result; a resource link names the server's read_resource tool", async () => {
+    const { registry } = await discover({ fx: fixtureServer(["--tools=image,link", "--resources"]) });
+    const image = await registry.invoke({ name: "mcp__fx__image", arguments: {} });
+    expect(image.success).toBe(true);
+    expect(JSON.stringify(image.data)).toContain("image/png");
+    expect(await registry.dispatch("mcp__fx__image", {})).toContain("image/png");
+    const link = await registry.dispatch("mcp__fx__link", {});
+    expect(link).toContain("file:///r.txt");
+    expect(link).toContain("mcp__fx__read_resource");
+  });
+
   it("text blocks join with a newline; isError text reaches the model redacted", async () => {
     const { registry } = await discover({ fx: fixtureServer(["--tools=two_texts,tool_error,structured"]) });
-    expect(await registry.dispatch("mcp__fx__two_texts", {})).toBe('{"result":"a\\nb"}');
+    expect(await registry.dispatch("mcp__fx__two_texts", {})).toBe("a\nb");
     expect(JSON.parse(await registry.dispatch("mcp__fx__structured", {}))).toEqual({ result: "summary", structuredContent: { n: 1 } });
     const error = await registry.run("mcp__fx__tool_error", {});
     expect(error.result.success).toBe(false);
@@ -78,11 +89,11 @@ describe("circuit breaker", () => {
     );
     expect(calls(count)).toHaveLength(3); // no RPC
     await new Promise((resolve) => setTimeout(resolve, 350));
-    expect(await registry.dispatch("mcp__fx__echo", { text: "probe" })).toBe('{"result":"probe"}');
+    expect(await registry.dispatch("mcp__fx__echo", { text: "probe" })).toBe("probe");
     expect(calls(count)).toHaveLength(4);
     // Closed again: a single failure does not reopen it.
     await registry.dispatch("mcp__fx__fail", {});
-    expect(await registry.dispatch("mcp__fx__echo", { text: "ok" })).toBe('{"result":"ok"}');
+    expect(await registry.dispatch("mcp__fx__echo", { text: "ok" })).toBe("ok");
     expect(handle.servers[0]!.state).toBe("ready");
   });
 
@@ -107,7 +118,7 @@ describe("keepalive and parallelism", () => {
     await new Promise((resolve) => setTimeout(resolve, 300)); // several keepalive rounds on tools/list
     expect(handle.servers[0]!.state).toBe("ready");
     expect(calls(spawns)).toHaveLength(1);
-    expect(await registry.dispatch("mcp__fx__echo", { text: "alive" })).toBe('{"result":"alive"}');
+    expect(await registry.dispatch("mcp__fx__echo", { text: "alive" })).toBe("alive");
   });
 
   it("a server answering ping keeps its session through keepalive rounds", async () => {
@@ -148,13 +159,13 @@ describe("elicitation", () => {
         return { action: "accept", content: { name: "Ada" } };
       },
     });
-    expect(JSON.parse(JSON.parse(await registry.dispatch("mcp__fx__ask", {})).result)).toEqual({ action: "accept", content: { name: "Ada" } });
+    expect(JSON.parse(await registry.dispatch("mcp__fx__ask", {}))).toEqual({ action: "accept", content: { name: "Ada" } });
     expect(seen).toEqual([{ server: "fx", message: "Your name?", requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] } }]);
   });
 
   it("no callback, a callback that throws or answers nonsense, a time-out, URL mode → decline", async () => {
     const answer = async (bed: Awaited<ReturnType<typeof discover>>, tool = "mcp__fx__ask"): Promise<unknown> =>
-      JSON.parse(JSON.parse(await bed.registry.dispatch(tool, {})).result);
+      JSON.parse(await bed.registry.dispatch(tool, {}));
     expect(await answer(await discover(ask))).toEqual({ action: "decline" });
     expect(await answer(await discover(ask, { onElicitation: () => { throw new Error("no surface"); } }))).toEqual({ action: "decline" });
     expect(await answer(await discover(ask, { onElicitation: () => ({ action: "accept" }) as never }))).toEqual({ action: "decline" });

@@ -34,7 +34,7 @@ describe("environment of a stdio server", () => {
       { fx: fixtureServer(["--tools=env"], { env: { EXTRA: "${FROM_PARENT}", BRACED: "${env:FROM_PARENT}", UNSET: "${NOT_SET_ANYWHERE}", LANG: "C.override" } }) },
       { env: { SECRET_TOKEN: "s3cr3t", FROM_PARENT: "expanded", LOGNAME: "someone", XDG_CONFIG_HOME: "/x/config" } },
     );
-    const env = JSON.parse(JSON.parse(await registry.dispatch("mcp__fx__env", {})).result) as Record<string, string>;
+    const env = JSON.parse(await registry.dispatch("mcp__fx__env", {})) as Record<string, string>;
     expect(env.SECRET_TOKEN).toBeUndefined();
     expect(env.LOGNAME).toBeUndefined(); // the SDK's own transport would have added it
     expect(env.EXTRA).toBe("expanded");
@@ -105,7 +105,7 @@ describe("the handle", () => {
     expect(registry.has("mcp__fast__echo")).toBe(true);
     expect(handle.servers.find((s) => s.name === "slow")!.state).toBe("connecting");
     await waitFor(() => registry.has("mcp__slow__echo"), 5000, "the slow server's tools");
-    expect(await registry.dispatch("mcp__slow__echo", { text: "late" })).toBe('{"result":"late"}');
+    expect(await registry.dispatch("mcp__slow__echo", { text: "late" })).toBe("late");
   });
 
   it("close() while a server is still connecting ends its process too", async () => {

@@ -34,8 +34,8 @@ describe("Streamable HTTP", () => {
     const fixture = await start({ token: "t" });
     const { registry, handle } = await discover({ web: { url: fixture.url, headers: { Authorization: "Bearer ${WEB_TOKEN}" } } }, { env: { WEB_TOKEN: "t" } });
     expect(handle.servers[0]).toMatchObject({ name: "web", transport: "http", state: "ready", toolCount: 2 });
-    expect(await registry.dispatch("mcp__web__echo", { text: "over http" })).toBe('{"result":"over http"}');
-    expect(await registry.dispatch("mcp__web__whoami", {})).toBe('{"result":"Bearer t"}');
+    expect(await registry.dispatch("mcp__web__echo", { text: "over http" })).toBe("over http");
+    expect(await registry.dispatch("mcp__web__whoami", {})).toBe("Bearer t");
   });
 
   it("a wrong token fails to connect and the server is parked with the error", async () => {
@@ -54,9 +54,9 @@ describe("Streamable HTTP", () => {
   it("a 404 'session not found' mid-session → a new session and the call retried once", async () => {
     const fixture = await start({ token: "t" });
     const { registry, handle } = await discover({ web: { url: fixture.url, headers: { Authorization: "Bearer t" } } });
-    expect(await registry.dispatch("mcp__web__echo", { text: "one" })).toBe('{"result":"one"}');
+    expect(await registry.dispatch("mcp__web__echo", { text: "one" })).toBe("one");
     fixture.forgetSessions();
-    expect(await registry.dispatch("mcp__web__echo", { text: "two" })).toBe('{"result":"two"}');
+    expect(await registry.dispatch("mcp__web__echo", { text: "two" })).toBe("two");
     expect(fixture.stats.notFound).toBeGreaterThanOrEqual(1);
     expect(fixture.stats.initializes).toBe(2);
     expect(fixture.stats.calls).toBe(2);
@@ -67,13 +67,13 @@ describe("Streamable HTTP", () => {
     const fixture = await start({ mode: "sse" });
     const { registry, handle } = await discover({ old: { url: fixture.url } });
     expect(handle.servers[0]).toMatchObject({ state: "ready", transport: "sse" });
-    expect(await registry.dispatch("mcp__old__echo", { text: "via sse" })).toBe('{"result":"via sse"}');
+    expect(await registry.dispatch("mcp__old__echo", { text: "via sse" })).toBe("via sse");
   });
 
   it("transport: sse connects with SSE directly", async () => {
     const fixture = await start({ mode: "sse" });
     const { registry } = await discover({ old: { url: fixture.url, transport: "sse" } });
-    expect(await registry.dispatch("mcp__old__echo", { text: "sse" })).toBe('{"result":"sse"}');
+    expect(await registry.dispatch("mcp__old__echo", { text: "sse" })).toBe("sse");
   });
 });
 
@@ -110,7 +110,7 @@ describe("OAuth token storage", () => {
     expect(handle.servers[0]!.state).toBe("ready");
     // The fixture answers 401 to any other Authorization header; the model's view of the header is redacted.
     expect(fixture.stats.unauthorized).toBe(0);
-    expect(await registry.dispatch("mcp__oa__whoami", {})).toBe('{"result":"Bearer [REDACTED]"}');
+    expect(await registry.dispatch("mcp__oa__whoami", {})).toBe("Bearer [REDACTED]");
   });
 
   it("saves tokens as a 0600 file in a 0700 folder under the profile home, and a server name cannot leave it", async () => {

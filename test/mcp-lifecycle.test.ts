@@ -15,11 +15,11 @@ describe("tools/list_changed", () => {
     expect(registry.has("mcp__fx__t1")).toBe(true);
     const generation = registry.generation;
     const started = Date.now();
-    expect(await registry.dispatch("mcp__fx__add_tool", { name: "t2" })).toBe('{"result":"added t2"}');
+    expect(await registry.dispatch("mcp__fx__add_tool", { name: "t2" })).toBe("added t2");
     await waitFor(() => registry.has("mcp__fx__t2"), 1000, "mcp__fx__t2");
     expect(Date.now() - started).toBeLessThan(1000);
     expect(registry.generation).toBeGreaterThan(generation);
-    expect(await registry.dispatch("mcp__fx__t2", {})).toBe('{"result":"t2 ok"}');
+    expect(await registry.dispatch("mcp__fx__t2", {})).toBe("t2 ok");
     expect([...registry.toolsets.resolve("fx").tools]).toContain("mcp__fx__t2");
 
     await registry.dispatch("mcp__fx__remove_tool", { name: "t1" });
@@ -33,7 +33,7 @@ describe("tools/list_changed", () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     await registry.dispatch("mcp__fx__add_tool", { name: "t3" });
     await waitFor(() => registry.has("mcp__fx__t3"), 1000, "mcp__fx__t3");
-    expect(await slow).toBe('{"result":"slept"}');
+    expect(await slow).toBe("slept");
   });
 
   it("refresh(name) re-lists on demand", async () => {
@@ -48,12 +48,11 @@ describe("tools/list_changed", () => {
 describe("crash and reconnect", () => {
   it("a killed child is respawned; the next call succeeds on the new process", async () => {
     const { registry, handle } = await discover({ fx: fixtureServer(["--tools=pid"]) }, { timings: { backoffBaseMs: 100 } });
-    const first = Number(JSON.parse(await registry.dispatch("mcp__fx__pid", {})).result);
+    const first = Number(await registry.dispatch("mcp__fx__pid", {}));
     expect(handle.servers[0]!.pid).toBe(first);
     process.kill(first, "SIGKILL");
     await waitFor(() => handle.servers[0]!.state !== "ready", 2000, "the loss to be seen");
-    const answer = JSON.parse(await registry.dispatch("mcp__fx__pid", {})) as { result?: string; error?: string };
-    const second = Number(answer.result);
+    const second = Number(await registry.dispatch("mcp__fx__pid", {}));
     expect(second).toBeGreaterThan(0);
     expect(second).not.toBe(first);
     expect(handle.servers[0]!.state).toBe("ready");
@@ -61,7 +60,7 @@ describe("crash and reconnect", () => {
 
   it("a call during a reconnect that does not finish in time gets 'transport is down; reconnect requested'", async () => {
     const { registry } = await discover({ fx: fixtureServer(["--tools=pid"]) }, { timings: { backoffBaseMs: 2000, sessionWaitMs: 100 } });
-    const pid = Number(JSON.parse(await registry.dispatch("mcp__fx__pid", {})).result);
+    const pid = Number(await registry.dispatch("mcp__fx__pid", {}));
     process.kill(pid, "SIGKILL");
     await waitFor(() => !pidAlive(pid), 2000, "the child to die");
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -96,7 +95,7 @@ describe("crash and reconnect", () => {
     await waitFor(() => handle.servers[0]!.state === "ready", 3000, "ready again");
     expect(registry.has("mcp__fx__echo")).toBe(true);
     expect([...registry.toolsets.resolve("fx").tools].sort()).toEqual(["mcp__fx__echo", "mcp__fx__pid"]);
-    expect(await registry.dispatch("mcp__fx__echo", { text: "back" })).toBe('{"result":"back"}');
+    expect(await registry.dispatch("mcp__fx__echo", { text: "back" })).toBe("back");
   });
 });
 
@@ -116,7 +115,7 @@ describe("initial connect", () => {
     writeFileSync(up, "");
     await handle.reconnect("fx");
     expect(handle.servers[0]).toMatchObject({ state: "ready", toolCount: 1 });
-    expect(await registry.dispatch("mcp__fx__echo", { text: "hi" })).toBe('{"result":"hi"}');
+    expect(await registry.dispatch("mcp__fx__echo", { text: "hi" })).toBe("hi");
     expect(clock.pending()).toEqual([]);
   });
 });

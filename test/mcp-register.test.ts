@@ -17,7 +17,7 @@ describe("registration", () => {
     expect(entry).toMatchObject({ toolset: "mcp-fx", source: { kind: "mcp", server: "fx" }, parallelSafe: false });
     expect([...registry.toolsets.resolve("fx").tools]).toEqual(["mcp__fx__echo"]);
     expect([...registry.toolsets.resolve("mcp-fx").tools]).toEqual(["mcp__fx__echo"]);
-    expect(await registry.dispatch("mcp__fx__echo", { text: "hi" })).toBe('{"result":"hi"}');
+    expect(await registry.dispatch("mcp__fx__echo", { text: "hi" })).toBe("hi");
   });
 
   it("a server whose filters leave nothing gets no toolset and no alias", async () => {
@@ -32,7 +32,7 @@ describe("registration", () => {
     const { registry } = await discover({ "my-api": fixtureServer(["--tools=", "--names=list-items.v2"]) });
     expect(registry.names).toEqual(["mcp__my_api__list_items_v2"]);
     expect(registry.get("mcp__my_api__list_items_v2")!.toolset).toBe("mcp-my-api");
-    expect(await registry.dispatch("mcp__my_api__list_items_v2", {})).toBe('{"result":"list-items.v2 ok"}');
+    expect(await registry.dispatch("mcp__my_api__list_items_v2", {})).toBe("list-items.v2 ok");
   });
 
   it("include and exclude match raw names, include wins, a string is one name", async () => {
@@ -52,7 +52,7 @@ describe("registration", () => {
     expect(name!.length).toBe(64);
     expect(name).toMatch(/^mcp__fx__tool_x+_[0-9a-f]{8}$/);
     expect(messages(logger, "info").some((m) => m.includes(name!) && m.includes("over 64"))).toBe(true);
-    expect(await registry.dispatch(name!, {})).toBe(JSON.stringify({ result: `${long} ok` }));
+    expect(await registry.dispatch(name!, {})).toBe(`${long} ok`);
   });
 
   it("a tool colliding with an existing tool is skipped with a warning; the first owner stays", async () => {
@@ -106,7 +106,7 @@ describe("registration", () => {
     expect(registry.names.filter((n) => n.startsWith("mcp__plain__"))).toEqual(["mcp__plain__echo"]);
     expect(registry.names.filter((n) => n.startsWith("mcp__off__"))).toEqual(["mcp__off__echo"]);
     expect(JSON.parse(await registry.dispatch("mcp__res__list_resources", {}))).toEqual({ resources: [{ uri: "mem://note", name: "note", mimeType: "text/plain" }] });
-    expect(JSON.parse(await registry.dispatch("mcp__res__read_resource", { uri: "mem://note" }))).toEqual({ result: "content of mem://note" });
+    expect(await registry.dispatch("mcp__res__read_resource", { uri: "mem://note" })).toBe("content of mem://note");
     expect(JSON.parse(await registry.dispatch("mcp__res__get_prompt", { name: "greet", arguments: { who: "Ada" } }))).toEqual({
       messages: [{ role: "user", content: { type: "text", text: "Hello Ada" } }],
     });
@@ -115,7 +115,7 @@ describe("registration", () => {
   it("a server's own read_resource keeps its name; the generated utility is left out", async () => {
     const { registry, logger } = await discover({ fx: fixtureServer(["--tools=", "--names=read_resource", "--resources"]) });
     expect([...registry.names].sort()).toEqual(["mcp__fx__list_resources", "mcp__fx__read_resource"]);
-    expect(await registry.dispatch("mcp__fx__read_resource", {})).toBe('{"result":"read_resource ok"}');
+    expect(await registry.dispatch("mcp__fx__read_resource", {})).toBe("read_resource ok");
     expect(messages(logger, "warn").some((m) => m.includes("own tool named read_resource"))).toBe(true);
   });
 });
@@ -133,7 +133,7 @@ describe("hooks", () => {
     try {
       expect(await registry.dispatch("mcp__fx__echo", { text: "forbidden" })).toContain("blocked");
       expect(existsSync(count)).toBe(false);
-      expect(await registry.dispatch("mcp__fx__echo", { text: "fine" })).toBe('{"result":"fine"}');
+      expect(await registry.dispatch("mcp__fx__echo", { text: "fine" })).toBe("fine");
       expect(seen).toEqual(["mcp__fx__echo", "mcp__fx__echo"]);
     } finally {
       remove();

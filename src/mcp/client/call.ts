@@ -21,11 +21,12 @@ import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.j
 import { CallToolResultSchema, ErrorCode, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
 import type { JsonSchema, Logger, ToolContext, ToolHandler, ToolResult } from "../../registry/types.js";
-import { fail, ok } from "../../dispatch/result.js";
+import { fail } from "../../dispatch/result.js";
 import { redactText } from "../../redaction/tool-output.js";
 import type { McpConnection } from "./connection.js";
 import { describe } from "./connection.js";
 import { checkStructuredContent } from "./output-schema.js";
+import { convertCallToolResult } from "./results.js";
 import { isSessionExpired } from "./transport.js";
 
 /** How much longer than its timeout a call that keeps reporting progress may run in total. */
@@ -135,22 +136,10 @@ export function mcpToolHandler(deps: ToolHandlerDeps, rawName: string, outputSch
     if (mismatch !== undefined) {
       logger.warn(`MCP tool ${rawName} of server '${connection.name}': ${mismatch}; the result is passed on as it is`);
     }
-    return convertResult(result, { server: connection.name, tool: rawName, readResourceTool: deps.readResourceTool() });
+    return convertCallToolResult(result, { server: connection.name, tool: rawName, readResourceTool: deps.readResourceTool() });
   };
 }
 
 /** `ctx` for RPCs made outside a tool call (refresh, utilities called by code): never aborted. */
 export const NO_SIGNAL: Pick<ToolContext, "signal"> = { signal: new AbortController().signal };
 
-/**
- * Stand-in until results.ts (mcp-core) lands: swap for `convertCallToolResult` there.
- * Text blocks joined with "\n"; structuredContent kept; `isError` → a failure with the text.
- */
-function convertResult(result: CallToolResult, _meta: { server: string; tool: string; readResourceTool: string | undefined }): ToolResult {
-  const text = (result.content ?? []).flatMap((block) => (block.type === "text" ? [block.text] : [])).join("\n");
-  if (result.isError === true) return fail(text || "MCP tool returned an error");
-  if (result.structuredContent !== undefined) {
-    return ok(text === "" ? { result: result.structuredContent } : { result: text, structuredContent: result.structuredContent });
-  }
-  return ok({ result: text });
-}

@@ -2,8 +2,8 @@
  * The generated utility tools of a server with resources or prompts (hermes
  * `_build_utility_schemas`): `list_resources {}`, `read_resource {uri}`, `list_prompts {}`,
  * `get_prompt {name, arguments}`. Results as hermes shapes them:
- * `{"resources":[{uri,name,description?,mimeType?}]}`, `{"result": texts joined "\n"}` (a blob as
- * `[binary data, N bytes]`), `{"prompts":[…]}`, `{"messages":[{role,content}]}`.
+ * `{"resources":[{uri,name,description?,mimeType?}]}`, the texts joined "\n" as plain text, like a
+ * tool's text result (a blob as `[binary data, N bytes]`), `{"prompts":[…]}`, `{"messages":[{role,content}]}`.
  */
 import type { JsonSchema, ToolHandler } from "../../registry/types.js";
 import { fail, ok } from "../../dispatch/result.js";
@@ -68,7 +68,8 @@ export function utilityHandler(connection: McpConnection, kind: UtilityKind): To
         const parts = outcome.value.contents.map((item) =>
           "text" in item && typeof item.text === "string" ? item.text : `[binary data, ${Buffer.byteLength(String((item as { blob?: string }).blob ?? ""), "base64")} bytes]`,
         );
-        return ok({ result: parts.join("\n") });
+        // Plain text, as a tool's text result is (results.ts).
+        return ok(parts.join("\n"));
       };
     case "listPrompts":
       return async (_args, ctx) => {
