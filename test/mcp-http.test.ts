@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { FileOAuthProvider, tokenFilePath } from "../src/mcp/client/oauth-provider.js";
 // @ts-expect-error -- an untyped ESM test fixture
 import { startHttpFixture } from "./fixtures/mcp/http-server.mjs";
-import { discover, tempDir } from "./support/mcp.js";
+import { discover, tempDir, waitFor } from "./support/mcp.js";
 
 interface Fixture {
   url: string;
@@ -23,7 +23,7 @@ afterEach(async () => {
   await Promise.all(fixtures.splice(0).map((f) => f.close()));
 });
 
-async function start(options: { token?: string; mode?: "streamable" | "sse" } = {}): Promise<Fixture> {
+async function start(options: { token?: string; mode?: "streamable" | "sse"; port?: number } = {}): Promise<Fixture> {
   const fixture = (await startHttpFixture(options)) as Fixture;
   fixtures.push(fixture);
   return fixture;
@@ -61,6 +61,21 @@ describe("Streamable HTTP", () => {
     expect(fixture.stats.initializes).toBe(2);
     expect(fixture.stats.calls).toBe(2);
     expect(handle.servers[0]!.state).toBe("ready");
+  });
+
+  it("a server that goes away is reconnected with backoff and its tools work again when it is back", async () => {
+    const first = await start({ token: "t" });
+    const port = Number(new URL(first.url).port);
+    const { registry, handle } = await discover({ web: { url: first.url, headers: { Authorization: "Bearer t" } } }, { timings: { backoffBaseMs: 100, keepaliveMs: 0 } });
+    expect(await registry.dispatch("mcp__web__echo", { text: "before" })).toBe("before");
+    await first.close();
+    fixtures.splice(fixtures.indexOf(first), 1);
+    expect(await registry.dispatch("mcp__web__echo", { text: "while down" })).toContain("MCP call failed");
+    expect(handle.servers[0]!.state).toBe("reconnecting");
+    const second = await start({ token: "t", port });
+    await waitFor(() => handle.servers[0]!.state === "ready", 5000, "ready again");
+    expect(await registry.dispatch("mcp__web__echo", { text: "after" })).toBe("after");
+    expect(second.stats.initializes).toBe(1);
   });
 
   it("falls back to SSE when the endpoint does not take Streamable HTTP posts", async () => {
