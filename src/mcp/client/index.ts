@@ -8,3 +8,4 @@ export { FileOAuthProvider, tokenFilePath, DEFAULT_OAUTH_REDIRECT_URL, type File
 export { stderrLogPath } from "./transport.js";
 export { liveStdioPids } from "./stdio-transport.js";
 export type { McpElicitationAnswer, McpElicitationHandler, McpElicitationRequest } from "./elicitation.js";
+export { testMcpServer, type McpServerTestResult, type TestMcpServerOptions } from "./test-server.js";
