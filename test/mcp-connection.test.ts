@@ -131,6 +131,23 @@ describe("keepalive and parallelism", () => {
     expect(messages(logger, "info").some((m) => m.includes("does not answer ping"))).toBe(false);
   });
 
+  it("a call waiting for its turn on a serial server leaves the queue when its signal aborts, without reaching the server", async () => {
+    const dir = tempDir();
+    const count = path.join(dir, "calls");
+    const { registry } = await discover({ fx: fixtureServer(["--tools=sleep,echo", `--count-file=${count}`]) });
+    const first = registry.dispatch("mcp__fx__sleep", { ms: 800 });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    const started = Date.now();
+    const queued = await registry.run("mcp__fx__echo", { text: "queued" }, { signal: controller.signal });
+    expect(Date.now() - started).toBeLessThan(500);
+    expect(queued.result.error?.kind).toBe("cancelled");
+    expect(await first).toBe("slept");
+    expect(await registry.dispatch("mcp__fx__echo", { text: "next" })).toBe("next");
+    expect(calls(count)).toEqual(["sleep", "echo"]);
+  });
+
   it("supports_parallel_tool_calls: true lets two calls overlap; false serialises them", async () => {
     const { registry } = await discover({
       par: fixtureServer(["--tools=sleep"], { supportsParallelToolCalls: true }),

@@ -87,7 +87,7 @@ export async function withSession<T>(
     };
     const session = client;
     try {
-      const value = await connection.withRpcSlot(() => op(session, options));
+      const value = await connection.withRpcSlot(() => op(session, options), ctx.signal);
       breaker.success();
       return { ok: true, value };
     } catch (error) {
@@ -139,7 +139,4 @@ export function mcpToolHandler(deps: ToolHandlerDeps, rawName: string, outputSch
     return convertCallToolResult(result, { server: connection.name, tool: rawName, readResourceTool: deps.readResourceTool() });
   };
 }
-
-/** `ctx` for RPCs made outside a tool call (refresh, utilities called by code): never aborted. */
-export const NO_SIGNAL: Pick<ToolContext, "signal"> = { signal: new AbortController().signal };
 

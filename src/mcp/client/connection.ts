@@ -163,15 +163,25 @@ export class McpConnection {
     void this.runCycle("reconnect");
   }
 
-  /** Runs `fn` alone among this server's calls unless the server supports parallel calls. */
-  withRpcSlot<T>(fn: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `fn` alone among this server's calls unless the server supports parallel calls. A call
+   * whose `signal` aborts while it waits for its turn leaves the queue at once (it never runs).
+   */
+  withRpcSlot<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     if (this.server.parallel) return fn();
-    const run = this.rpcTail.then(fn);
-    this.rpcTail = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    return run;
+    const previous = this.rpcTail;
+    let release!: () => void;
+    this.rpcTail = new Promise<void>((resolve) => (release = resolve));
+    const turn = signal === undefined ? previous : Promise.race([previous, aborted(signal)]);
+    return turn.then(
+      () => {
+        if (signal?.aborted) throw signal.reason;
+        return fn();
+      },
+    ).finally(() => {
+      // The next call waits for this one's predecessor too, so order holds even when this one left early.
+      void previous.then(release);
+    });
   }
 
   /** Ends the connection for good: cycles stop, the child process is ended (awaited), tools removed. */
@@ -359,6 +369,13 @@ export class McpConnection {
     this.hooks.onStateChange?.(this, state);
     for (const check of [...this.waiters]) check();
   }
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener("abort", () => resolve(), { once: true });
+  });
 }
 
 function isMethodNotFound(error: unknown): boolean {
