@@ -31,21 +31,29 @@ function groupMembers(pgid: number): number[] {
 
 describe("environment of a stdio server", () => {
   it("sees only the baseline variables plus its env; the parent's secrets stay out", async () => {
-    const { registry } = await discover(
-      { fx: fixtureServer(["--tools=env"], { env: { EXTRA: "${FROM_PARENT}", BRACED: "${env:FROM_PARENT}", UNSET: "${NOT_SET_ANYWHERE}", LANG: "C.override" } }) },
-      { env: { SECRET_TOKEN: "s3cr3t", FROM_PARENT: "expanded", LOGNAME: "someone", XDG_CONFIG_HOME: "/x/config" } },
-    );
-    const env = JSON.parse(await registry.dispatch("mcp__fx__env", {})) as Record<string, string>;
-    expect(env.SECRET_TOKEN).toBeUndefined();
-    expect(env.LOGNAME).toBeUndefined(); // the SDK's own transport would have added it
-    expect(env.EXTRA).toBe("expanded");
-    expect(env.BRACED).toBe("expanded");
-    expect(env.UNSET).toBe("${NOT_SET_ANYWHERE}");
-    expect(env.LANG).toBe("C.override");
-    expect(env.XDG_CONFIG_HOME).toBe("/x/config");
-    const allowed = /^(PATH|HOME|USER|LANG|LC_ALL|TERM|SHELL|TMPDIR|XDG_.*|EXTRA|BRACED|UNSET)$/;
-    // Node itself may add nothing; anything else came from the parent.
-    expect(Object.keys(env).filter((name) => !allowed.test(name))).toEqual([]);
+    // In this process's own environment too: the SDK's stdio transport would add LOGNAME from process.env.
+    const savedLogname = process.env.LOGNAME;
+    process.env.LOGNAME = "someone";
+    try {
+      const { registry } = await discover(
+        { fx: fixtureServer(["--tools=env"], { env: { EXTRA: "${FROM_PARENT}", BRACED: "${env:FROM_PARENT}", UNSET: "${NOT_SET_ANYWHERE}", LANG: "C.override" } }) },
+        { env: { SECRET_TOKEN: "s3cr3t", FROM_PARENT: "expanded", LOGNAME: "someone", XDG_CONFIG_HOME: "/x/config" } },
+      );
+      const env = JSON.parse(await registry.dispatch("mcp__fx__env", {})) as Record<string, string>;
+      expect(env.SECRET_TOKEN).toBeUndefined();
+      expect(env.LOGNAME).toBeUndefined(); // the SDK's own transport would have added it
+      expect(env.EXTRA).toBe("expanded");
+      expect(env.BRACED).toBe("expanded");
+      expect(env.UNSET).toBe("${NOT_SET_ANYWHERE}");
+      expect(env.LANG).toBe("C.override");
+      expect(env.XDG_CONFIG_HOME).toBe("/x/config");
+      const allowed = /^(PATH|HOME|USER|LANG|LC_ALL|TERM|SHELL|TMPDIR|XDG_.*|EXTRA|BRACED|UNSET)$/;
+      // Node itself may add nothing; anything else came from the parent.
+      expect(Object.keys(env).filter((name) => !allowed.test(name))).toEqual([]);
+    } finally {
+      if (savedLogname === undefined) delete process.env.LOGNAME;
+      else process.env.LOGNAME = savedLogname;
+    }
   });
 });
 
