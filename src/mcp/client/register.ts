@@ -68,6 +68,8 @@ interface Candidate {
   parameters: JsonSchema;
   handler: ToolHandler;
   raw: string;
+  /** Set for a generated utility tool. */
+  utility?: UtilityKind;
 }
 
 export class ServerTools {
@@ -144,7 +146,7 @@ export class ServerTools {
         continue;
       }
       const schema = UTILITY_SCHEMAS[kind];
-      add({ name: mapped, description: schema.description(name), parameters: schema.parameters, handler: this.handlers.utility(kind), raw: MCP_UTILITY_TOOLS[kind] });
+      add({ name: mapped, description: schema.description(name), parameters: schema.parameters, handler: this.handlers.utility(kind), raw: MCP_UTILITY_TOOLS[kind], utility: kind });
     }
 
     const previous = new Set(this.owned);
@@ -155,7 +157,8 @@ export class ServerTools {
       if (this.register(mapped, candidate!)) {
         registered.push(mapped);
         if (!previous.has(mapped)) added.push(mapped);
-        if (candidate!.raw === MCP_UTILITY_TOOLS.readResource && candidate!.handler !== undefined) this.readResource = mapped;
+        // Resource links point at our utility only: a server's own read_resource takes its own arguments.
+        if (candidate!.utility === "readResource") this.readResource = mapped;
       }
     }
     const keep = new Set(registered);

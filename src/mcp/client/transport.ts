@@ -163,10 +163,6 @@ export function isSessionExpired(error: unknown): boolean {
   return /session not found|unknown session|invalid session/i.test(message);
 }
 
-export function isAuthError(error: unknown): boolean {
-  return error instanceof UnauthorizedError;
-}
-
 /** Errors another attempt cannot fix: a person must act (OAuth) or the configuration is wrong (not an MCP endpoint). */
 export function isPermanentConnectError(error: unknown): boolean {
   return error instanceof UnauthorizedError || error instanceof NotAnMcpEndpointError;
