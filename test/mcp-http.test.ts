@@ -1,6 +1,6 @@
 // HTTP MCP servers on 127.0.0.1: headers, a wrong token, an expired session, the SSE fallback and
 // OAuth token storage (next-features §1.5 item 16).
-import { mkdirSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
 
@@ -13,7 +13,7 @@ import { discover, tempDir, waitFor } from "./support/mcp.js";
 
 interface Fixture {
   url: string;
-  stats: { calls: number; initializes: number; notFound: number; unauthorized: number };
+  stats: { calls: number; initializes: number; notFound: number; unauthorized: number; refreshes: number };
   forgetSessions(): void;
   close(): Promise<void>;
 }
@@ -23,7 +23,7 @@ afterEach(async () => {
   await Promise.all(fixtures.splice(0).map((f) => f.close()));
 });
 
-async function start(options: { token?: string; mode?: "streamable" | "sse"; port?: number } = {}): Promise<Fixture> {
+async function start(options: { token?: string; mode?: "streamable" | "sse"; port?: number; oauth?: boolean } = {}): Promise<Fixture> {
   const fixture = (await startHttpFixture(options)) as Fixture;
   fixtures.push(fixture);
   return fixture;
@@ -126,6 +126,47 @@ describe("OAuth token storage", () => {
     // The fixture answers 401 to any other Authorization header; the model's view of the header is redacted.
     expect(fixture.stats.unauthorized).toBe(0);
     expect(await registry.dispatch("mcp__oa__whoami", {})).toBe("Bearer [REDACTED]");
+  });
+
+  it("an expired access token is refreshed through the SDK's OAuth client and the new tokens are stored (0600)", async () => {
+    const fixture = await start({ token: "fresh", oauth: true });
+    const home = tempDir();
+    const file = tokenFilePath(home, "oa");
+    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    writeFileSync(
+      file,
+      JSON.stringify({ tokens: { access_token: "expired", token_type: "Bearer", refresh_token: "r" }, client_information: { client_id: "mibyan-test" } }),
+      { mode: 0o600 },
+    );
+    const { registry, handle } = await discover({ oa: { url: fixture.url, auth: "oauth" } }, { home, timings: { keepaliveMs: 0 } });
+    expect(handle.servers[0]!.lastError).toBeUndefined();
+    expect(handle.servers[0]!.state).toBe("ready");
+    expect(fixture.stats.refreshes).toBe(1);
+    expect(await registry.dispatch("mcp__oa__echo", { text: "authorised" })).toBe("authorised");
+    const stored = JSON.parse(readFileSync(file, "utf8")) as { tokens: { access_token: string; refresh_token: string } };
+    expect(stored.tokens).toMatchObject({ access_token: "fresh", refresh_token: "r2" });
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+
+  it("without tokens: the client registers, the authorisation URL is reported and stored, and the server is parked without retries", async () => {
+    const fixture = await start({ token: "fresh", oauth: true });
+    const home = tempDir();
+    const urls: string[] = [];
+    const { registry, handle } = await discover(
+      { oa: { url: fixture.url, auth: "oauth" } },
+      { home, timings: { keepaliveMs: 0 }, onAuthorizationUrl: (server, url) => urls.push(`${server} ${url.href}`) },
+    );
+    await handle.settled();
+    expect(handle.servers[0]!.state).toBe("parked");
+    expect(fixture.stats.unauthorized).toBe(1);
+    expect(registry.size).toBe(0);
+    expect(urls).toHaveLength(1);
+    expect(urls[0]).toMatch(/^oa http:\/\/127\.0\.0\.1:\d+\/authorize\?.*code_challenge=/);
+    const stored = JSON.parse(readFileSync(tokenFilePath(home, "oa"), "utf8")) as Record<string, unknown>;
+    expect(stored.authorization_url).toBe(urls[0]!.slice("oa ".length));
+    expect(stored.client_information).toMatchObject({ client_id: "registered-client" });
+    expect(typeof stored.code_verifier).toBe("string");
+    expect(stored.tokens).toBeUndefined();
   });
 
   it("saves tokens as a 0600 file in a 0700 folder under the profile home, and a server name cannot leave it", async () => {
