@@ -167,6 +167,12 @@ describe("OAuth token storage", () => {
     expect(stored.client_information).toMatchObject({ client_id: "registered-client" });
     expect(typeof stored.code_verifier).toBe("string");
     expect(stored.tokens).toBeUndefined();
+
+    // The person consented; the application's redirect listener got code "c".
+    await handle.finishAuth("oa", "c");
+    expect(handle.servers[0]!.state).toBe("ready");
+    expect(await registry.dispatch("mcp__oa__echo", { text: "authorised" })).toBe("authorised");
+    expect((JSON.parse(readFileSync(tokenFilePath(home, "oa"), "utf8")) as { tokens: unknown }).tokens).toMatchObject({ access_token: "fresh" });
   });
 
   it("saves tokens as a 0600 file in a 0700 folder under the profile home, and a server name cannot leave it", async () => {

@@ -21,6 +21,7 @@ import type { McpElicitationHandler } from "./elicitation.js";
 import { loadMcpCommandScanner } from "./security.js";
 import { resolveMcpServers, type ResolvedMcpServer } from "./server-config.js";
 import { McpServerRuntime } from "./server-runtime.js";
+import { finishOAuth } from "./transport.js";
 import type { McpClock, McpServerStatus, McpTimings } from "./types.js";
 
 export const DEFAULT_CONNECT_WAIT_MS = 10_000;
@@ -53,6 +54,11 @@ export interface McpHandle {
   refresh(name: string): Promise<void>;
   /** Drops the server's session (if any) and connects again now; a parked server comes back this way. */
   reconnect(name: string): Promise<void>;
+  /**
+   * Completes an `auth: oauth` server's authorisation with the `code` its authorisation server sent to
+   * the redirect URL (the tokens are stored), then reconnects it.
+   */
+  finishAuth(name: string, code: string): Promise<void>;
   /** Resolves once no server is still making its first connection (ready, parked, or not started). */
   settled(): Promise<void>;
   /** Ends every server (child processes exit before this resolves) and removes their tools. */
@@ -132,6 +138,11 @@ export async function discoverMcpTools(options: DiscoverMcpOptions = {}): Promis
     },
     async reconnect(name) {
       await find(name).connection.reconnect();
+    },
+    async finishAuth(name, code) {
+      const runtime = find(name);
+      await finishOAuth(runtime.server, runtime.transportOptions, code);
+      await runtime.connection.reconnect();
     },
     settled: () => allSettled,
     close() {

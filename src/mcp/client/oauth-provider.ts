@@ -10,8 +10,8 @@
  * that no longer works), `redirectToAuthorization` records the URL in the file and reports it through
  * `onAuthorizationUrl` (default: a logged warning); the connection fails with the SDK's
  * `UnauthorizedError` and the server is parked. Completing the flow means visiting the URL and handing
- * the `code` from the redirect to `StreamableHTTPClientTransport.finishAuth(code)`, or writing the token
- * file with tokens obtained elsewhere (docs/mcp.md, "OAuth"). Tokens are never logged.
+ * the `code` from the redirect to `McpHandle.finishAuth(name, code)`, or writing the token file with
+ * tokens obtained elsewhere (docs/mcp.md, "OAuth"). Tokens are never logged.
  */
 import { mkdirSync } from "node:fs";
 import path from "node:path";

@@ -30,6 +30,7 @@ export class McpServerRuntime {
   readonly connection: McpConnection;
   readonly tools: ServerTools;
   readonly refresher: ToolRefresher;
+  readonly transportOptions: TransportOptions;
 
   constructor(
     readonly server: ResolvedMcpServer,
@@ -64,6 +65,7 @@ export class McpServerRuntime {
       },
     });
     this.connection = connection;
+    this.transportOptions = options.transport;
     this.tools = tools;
     this.refresher = new ToolRefresher(connection, tools, logger);
   }

@@ -156,6 +156,17 @@ export async function connectServer(
   return { client, transport, kind: "sse" };
 }
 
+/**
+ * Completes an `auth: oauth` authorisation: trades the `code` the authorisation server sent to the
+ * redirect URL for tokens (with the PKCE verifier and client registration kept in the token file),
+ * which the provider stores. The caller then reconnects.
+ */
+export async function finishOAuth(server: ResolvedMcpServer, options: TransportOptions, code: string): Promise<void> {
+  if (server.auth !== "oauth" || server.url === undefined) throw new Error(`MCP server '${server.name}' is not configured with auth: oauth`);
+  const transport = new StreamableHTTPClientTransport(new URL(server.url), httpOptions(server, options));
+  await transport.finishAuth(code);
+}
+
 /** Whether an error means an HTTP session the server no longer knows (404 on a request that carried a session id). */
 export function isSessionExpired(error: unknown): boolean {
   if (error instanceof StreamableHTTPError && error.code === 404) return true;
