@@ -74,7 +74,9 @@ export async function benchMcp({ quick, note }) {
       [sdk, () => direct.callTool({ name: "echo", arguments: { text: "x" } })],
       [sdkSame, () => direct.callTool({ name: "echo", arguments: { text: "x" } }, undefined, sameOptions())],
     ];
-    const WARMUP = 10; // both sides' code paths and both servers warm up over the first few hundred calls
+    // Both sides' code paths (and both servers) need a few thousand calls to reach their steady state.
+    for (const [, fn] of sides) for (let c = 0; c < (quick ? 500 : 3000); c++) await fn();
+    const WARMUP = 2;
     for (let i = 0; i < samples + WARMUP; i++) {
       // The order rotates: whichever side runs right after another's burst pays for the switch.
       for (let k = 0; k < sides.length; k++) {

@@ -32,6 +32,9 @@ import { isSessionExpired } from "./transport.js";
 /** How much longer than its timeout a call that keeps reporting progress may run in total. */
 export const MAX_TOTAL_TIMEOUT_FACTOR = 10;
 
+/** Asking for progress (any handler) is what makes a long call's notifications reset the timeout. */
+const IGNORE_PROGRESS = (): void => undefined;
+
 export type SessionOutcome<T> = { ok: true; value: T } | { ok: false; result: ToolResult };
 
 export function transportDownMessage(server: string): string {
@@ -82,8 +85,7 @@ export async function withSession<T>(
       signal: ctx.signal,
       resetTimeoutOnProgress: true,
       maxTotalTimeout: timeoutMs * MAX_TOTAL_TIMEOUT_FACTOR,
-      // Asking for progress is what makes a long call's notifications reset the timeout.
-      onprogress: () => undefined,
+      onprogress: IGNORE_PROGRESS,
     };
     const session = client;
     try {

@@ -69,7 +69,8 @@ export class McpConnection {
   private keepaliveTimer: unknown;
   private keepaliveViaList = false;
   private waiters = new Set<() => void>();
-  private rpcTail: Promise<void> = Promise.resolve();
+  private slotBusy = false;
+  private readonly slotQueue: (() => void)[] = [];
   /** The last error, redacted; cleared on ready. */
   lastError: string | undefined;
   /** Every backoff delay waited, in order (for status and tests). */
@@ -166,22 +167,39 @@ export class McpConnection {
   /**
    * Runs `fn` alone among this server's calls unless the server supports parallel calls. A call
    * whose `signal` aborts while it waits for its turn leaves the queue at once (it never runs).
+   * An uncontended call runs at once, with no promise chaining (the common case, on the hot path).
    */
   withRpcSlot<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     if (this.server.parallel) return fn();
-    const previous = this.rpcTail;
-    let release!: () => void;
-    this.rpcTail = new Promise<void>((resolve) => (release = resolve));
-    const turn = signal === undefined ? previous : Promise.race([previous, aborted(signal)]);
-    return turn.then(
-      () => {
-        if (signal?.aborted) throw signal.reason;
-        return fn();
-      },
-    ).finally(() => {
-      // The next call waits for this one's predecessor too, so order holds even when this one left early.
-      void previous.then(release);
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (!this.slotBusy) {
+      this.slotBusy = true;
+      return this.inSlot(fn);
+    }
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = (): void => {
+        const index = this.slotQueue.indexOf(start);
+        if (index >= 0) this.slotQueue.splice(index, 1);
+        reject(signal!.reason);
+      };
+      const start = (): void => {
+        signal?.removeEventListener("abort", onAbort);
+        this.inSlot(fn).then(resolve, reject);
+      };
+      this.slotQueue.push(start);
+      signal?.addEventListener("abort", onAbort, { once: true });
     });
+  }
+
+  private async inSlot<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } finally {
+      // The slot passes straight to the next waiter, so nobody can slip in between.
+      const next = this.slotQueue.shift();
+      if (next !== undefined) next();
+      else this.slotBusy = false;
+    }
   }
 
   /** Ends the connection for good: cycles stop, the child process is ended (awaited), tools removed. */
@@ -369,13 +387,6 @@ export class McpConnection {
     this.hooks.onStateChange?.(this, state);
     for (const check of [...this.waiters]) check();
   }
-}
-
-function aborted(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) resolve();
-    else signal.addEventListener("abort", () => resolve(), { once: true });
-  });
 }
 
 function isMethodNotFound(error: unknown): boolean {
