@@ -156,6 +156,19 @@ describe("the handle", () => {
     expect(handle.servers[0]!.state).toBe("closed");
   });
 
+  it("the package-entry wrappers (public.ts) load the client on first use and behave the same", async () => {
+    const lazy = await import("../src/mcp/client/public.js");
+    const registry = new ToolRegistry({ logger: createMemoryLogger() });
+    const handle = await lazy.discoverMcpTools({ registry, config: { fx: fixtureServer() }, logger: createMemoryLogger() });
+    try {
+      expect(await registry.dispatch("mcp__fx__echo", { text: "lazy" })).toBe("lazy");
+      await expect(handle.reconnect("nope")).rejects.toBeInstanceOf(lazy.UnknownMcpServerError);
+      expect((await lazy.testMcpServer("fx", fixtureServer())).ok).toBe(true);
+    } finally {
+      await handle.close();
+    }
+  });
+
   it("backoff doubles from 1 s and is capped at 60 s", () => {
     expect([0, 1, 2, 3, 4, 5, 6, 7, 30].map((n) => backoffDelay(n, DEFAULT_TIMINGS))).toEqual([1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000, 60000]);
   });

@@ -22,6 +22,9 @@ import { loadMcpCommandScanner } from "./security.js";
 import { resolveMcpServers, type ResolvedMcpServer } from "./server-config.js";
 import { McpServerRuntime } from "./server-runtime.js";
 import { finishOAuth } from "./transport.js";
+import { UnknownMcpServerError } from "./errors.js";
+
+export { UnknownMcpServerError };
 import type { McpClock, McpServerStatus, McpTimings } from "./types.js";
 
 export const DEFAULT_CONNECT_WAIT_MS = 10_000;
@@ -63,14 +66,6 @@ export interface McpHandle {
   settled(): Promise<void>;
   /** Ends every server (child processes exit before this resolves) and removes their tools. */
   close(): Promise<void>;
-}
-
-/** Thrown by `refresh` / `reconnect` for a name that is not a configured, started server. */
-export class UnknownMcpServerError extends Error {
-  override readonly name = "UnknownMcpServerError";
-  constructor(readonly server: string, known: readonly string[]) {
-    super(`No started MCP server named "${server}"${known.length > 0 ? ` (started: ${known.join(", ")})` : ""}`);
-  }
 }
 
 export async function discoverMcpTools(options: DiscoverMcpOptions = {}): Promise<McpHandle> {
