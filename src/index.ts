@@ -177,3 +177,51 @@ export type { ProcessNotification, WatchLimits } from "./process/process-watch.j
 export type { CheckpointEntry, ProcessEnding, ProcessReceipt, WriterIdentity } from "./process/types.js";
 export type { ReceiptRetention } from "./process/receipts.js";
 export { InvalidSessionIdError } from "./process/session-lineage.js";
+
+// MCP servers' tools in the registry (docs/mcp.md). The client loads on first use: see mcp/client/public.ts.
+export {
+  discoverMcpTools,
+  testMcpServer,
+  UnknownMcpServerError,
+  type DiscoverMcpOptions,
+  type McpClock,
+  type McpElicitationAnswer,
+  type McpElicitationHandler,
+  type McpElicitationRequest,
+  type McpHandle,
+  type McpServerStatus,
+  type McpServerTestResult,
+  type McpState,
+  type McpTimings,
+  type TestMcpServerOptions,
+} from "./mcp/client/public.js";
+
+// Plugins: discovery, gating, loading with rollback, hooks, shell hooks (docs/plugins.md).
+export {
+  loadPlugins,
+  PluginManager,
+  PluginLoadError,
+  PluginManifestError,
+  PluginOwnershipError,
+  PluginRegistrationError,
+  PluginToolOverrideError,
+  PLUGIN_APPROVAL_RULE,
+  VALID_HOOKS,
+  type ActionApprovalGate,
+  type HookName,
+  type LoadPluginsOptions,
+  type PluginContext,
+  type PluginKind,
+  type PluginManifest,
+  type PluginSource,
+  type PluginState,
+  type PluginStatus,
+  type PostToolCallEvent,
+  type PreToolCallDirective,
+  type ReloadOptions,
+  type SessionEvent,
+  type SessionInfo,
+  type ToolCallEvent,
+  type ToolCallStatus,
+  type TransformToolResultEvent,
+} from "./plugins/index.js";

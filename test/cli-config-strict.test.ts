@@ -36,9 +36,9 @@ describe.concurrent("config.yaml: unknown keys in safety-relevant sections", () 
   });
 
   it("an unknown key elsewhere (tools, top level) stays a warning: exit 0", async () => {
-    const run = await mibyan(["tools", "--json"], "tools:\n  max_concurency: 2\nmcp_servers: {}\n");
+    const run = await mibyan(["tools", "--json"], "tools:\n  max_concurency: 2\nmcp_servrs: {}\n");
     expect(run.status).toBe(0);
     expect(run.stderr).toMatch(/config\.yaml:2:3: unknown key tools\.max_concurency; did you mean tools\.max_concurrency\?/);
-    expect(run.stderr).toMatch(/config\.yaml:3:1: unknown key mcp_servers/);
+    expect(run.stderr).toMatch(/config\.yaml:3:1: unknown key mcp_servrs; did you mean mcp_servers\?/);
   });
 });

@@ -17,7 +17,7 @@ import { isSafeMode } from "../../plugins/gating.js";
 import type { ToolRegistry } from "../../registry/tool-registry.js";
 import type { Logger } from "../../registry/types.js";
 import type { EnvVars } from "../../util/env-vars.js";
-import type { McpElicitationHandler } from "./elicitation.js";
+import type { McpElicitationHandler } from "./types.js";
 import { loadMcpCommandScanner } from "./security.js";
 import { resolveMcpServers, type ResolvedMcpServer } from "./server-config.js";
 import { McpServerRuntime } from "./server-runtime.js";

@@ -12,23 +12,9 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 
 import type { JsonSchema, Logger } from "../../registry/types.js";
-import type { McpClock } from "./types.js";
+import type { McpClock, McpElicitationAnswer, McpElicitationHandler } from "./types.js";
 
-export interface McpElicitationRequest {
-  server: string;
-  message: string;
-  /** The (flat, restricted) JSON Schema of the content the server wants. */
-  requestedSchema: JsonSchema;
-}
-
-export interface McpElicitationAnswer {
-  action: "accept" | "decline" | "cancel";
-  /** The person's input, for `accept`. */
-  content?: Record<string, unknown> | undefined;
-}
-
-/** Asks the person; `signal` aborts when the server's request is cancelled or the time limit passes. */
-export type McpElicitationHandler = (request: McpElicitationRequest, signal: AbortSignal) => McpElicitationAnswer | Promise<McpElicitationAnswer>;
+export type { McpElicitationAnswer, McpElicitationHandler, McpElicitationRequest } from "./types.js";
 
 const DECLINE: ElicitResult = { action: "decline" };
 

@@ -11,7 +11,7 @@ import type { McpServerTestResult, TestMcpServerOptions } from "./test-server.js
 export { UnknownMcpServerError } from "./errors.js";
 export type { DiscoverMcpOptions, McpHandle } from "./discover.js";
 export type { McpClock, McpServerStatus, McpState, McpTimings } from "./types.js";
-export type { McpElicitationAnswer, McpElicitationHandler, McpElicitationRequest } from "./elicitation.js";
+export type { McpElicitationAnswer, McpElicitationHandler, McpElicitationRequest } from "./types.js";
 export type { McpServerTestResult, TestMcpServerOptions } from "./test-server.js";
 
 /** Starts the configured MCP servers and keeps their tools in the registry (docs/mcp.md). */

@@ -1,4 +1,5 @@
 /** Shapes shared by the MCP client modules (no behaviour, so any of them may import it). */
+import type { JsonSchema } from "../../registry/types.js";
 
 /**
  * - `connecting`: the first connection is being made (or retried).
@@ -84,3 +85,19 @@ export const DEFAULT_TIMINGS: McpTimings = Object.freeze({
 export function backoffDelay(attempt: number, timings: Pick<McpTimings, "backoffBaseMs" | "backoffMaxMs">): number {
   return Math.min(timings.backoffMaxMs, timings.backoffBaseMs * 2 ** Math.min(attempt, 30));
 }
+
+export interface McpElicitationRequest {
+  server: string;
+  message: string;
+  /** The (flat, restricted) JSON Schema of the content the server wants. */
+  requestedSchema: JsonSchema;
+}
+
+export interface McpElicitationAnswer {
+  action: "accept" | "decline" | "cancel";
+  /** The person's input, for `accept`. */
+  content?: Record<string, unknown> | undefined;
+}
+
+/** Asks the person; `signal` aborts when the server's request is cancelled or the time limit passes. */
+export type McpElicitationHandler = (request: McpElicitationRequest, signal: AbortSignal) => McpElicitationAnswer | Promise<McpElicitationAnswer>;
