@@ -495,6 +495,14 @@ describe("document-level errors", () => {
     expect([scalar.line, scalar.column]).toEqual([3, 1]);
   });
 
+  it("mcp_servers.*.url may hold ${VAR}: judged once expanded, when the server starts", () => {
+    writeConfig("mcp_servers:\n  remote:\n    url: https://${MCP_HOST}/mcp\n  bare:\n    url: ${MCP_URL}\n");
+    const loaded = loadConfig({ home });
+    expect(loaded.config.mcpServers?.remote?.url).toBe("https://${MCP_HOST}/mcp");
+    expect(loaded.config.mcpServers?.bare?.url).toBe("${MCP_URL}");
+    expect(errorFor("mcp_servers:\n  fs:\n    url: not a url\n").message).toMatch(/mcp_servers\.fs\.url must be an http\(s\) URL \(may contain \$\{VAR\}\)/);
+  });
+
   it("mcp_servers and hooks: wrong values and misspelt keys are located errors", () => {
     const cases: Array<[string, string, [number, number], RegExp]> = [
       ["mcp_servers:\n  fs:\n    command: x\n    enabled: maybe\n", "mcp_servers.fs.enabled", [4, 14], /must be a boolean \(or one of true, yes, on, 1, false, no, off, 0\) \(got "maybe"\)/],

@@ -75,8 +75,8 @@ describe("setPluginEnabled", () => {
   });
 
   it("refuses keys that are not plugin keys, before touching the file", async () => {
-    for (const key of ["", "../x", "a/../../b", "a/b/c", "-rf", "a b", "./a"]) expect(isPluginKey(key), key).toBe(false);
-    for (const key of ["lint", "image_gen/openai", "disk-cleanup", "a.b"]) expect(isPluginKey(key), key).toBe(true);
+    for (const key of ["", "../x", "a/../../b", "a/b/c", "-rf", "a b", "./a", "@scope", "@/x", "@@a/b", "a/@b"]) expect(isPluginKey(key), key).toBe(false);
+    for (const key of ["lint", "image_gen/openai", "disk-cleanup", "a.b", "@acme/mibyan-lint"]) expect(isPluginKey(key), key).toBe(true);
     const { file } = home("plugins:\n  enabled: []\n");
     await expect(setPluginEnabled(file, "../evil", true)).rejects.toThrow(/not a plugin key/);
     expect(readFileSync(file, "utf8")).toBe("plugins:\n  enabled: []\n");

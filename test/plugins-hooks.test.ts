@@ -215,6 +215,32 @@ describe("approve directive (12) and a failing gate (10)", () => {
     await live.close();
   });
 
+  it("an approvals.deny rule on the category plugin_request refuses too, and a command category does not", async () => {
+    const box = sandbox();
+    countedTool(box, "write_file");
+    const manager = await withPlugins(box, { approver });
+    await manager.close();
+    for (const [category, refused] of [["plugin_request", true], ["code_execution", false]] as const) {
+      const surface = scriptedSurface({ scope: "once" });
+      const gate = new ApprovalGate({
+        home: box.home,
+        settings: { mode: "manual", deny: [{ category, reason: `deny ${category}` }] },
+        surface,
+        logger: createMemoryLogger(),
+      });
+      const live = await load(box, { approval: gate });
+      const content = await box.registry.dispatch("write_file", {});
+      if (refused) {
+        expect(content).toMatch(/deny plugin_request/);
+        expect(surface.requests).toHaveLength(0);
+      } else {
+        expect(surface.requests).toHaveLength(1);
+      }
+      await live.close();
+    }
+    expect(calls("write_file")).toBe(1);
+  });
+
   it('a gate that throws blocks with "BLOCKED: plugin approval gate failed for <tool>"', async () => {
     const box = sandbox();
     countedTool(box, "write_file");

@@ -17,6 +17,8 @@ export type RuleCategory =
   | "remote_code_execution"
   /** A tool runs a program the model wrote on this machine (execute_code); judged by `gate.checkAction`. */
   | "code_execution"
+  /** A plugin's pre_tool_call hook asked for the person's approval before a call (docs/plugins.md). */
+  | "plugin_request"
   | "permission_change"
   | "privilege_escalation"
   | "git_history_destruction"

@@ -18,14 +18,15 @@ export interface PluginSwitchResult {
   disabled: string[];
 }
 
-/** A key as `mibyan plugins list` shows it: `name` or `category/name`, nothing that could walk out of the plugin folders. */
+/** A key as `mibyan plugins list` shows it: `name`, `category/name` or `@scope/name`; nothing that could walk out of the plugin folders. */
 export function isPluginKey(key: string): boolean {
-  return /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)?$/.test(key) && !key.split("/").some((part) => part === "." || part === "..");
+  // `name`, `category/name` (plugin folders) or `@scope/name` (an npm package's folder).
+  return /^@?[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)?$/.test(key) && (!key.startsWith("@") || key.includes("/"));
 }
 
 /** Puts `key` in `plugins.enabled` (and takes it out of `plugins.disabled`), or the reverse. */
 export async function setPluginEnabled(file: string, key: string, enabled: boolean): Promise<PluginSwitchResult> {
-  if (!isPluginKey(key)) throw new TypeError(`not a plugin key: ${JSON.stringify(key)} (expected name or category/name, as \`mibyan plugins list\` shows)`);
+  if (!isPluginKey(key)) throw new TypeError(`not a plugin key: ${JSON.stringify(key)} (expected name, category/name or @scope/name, as \`mibyan plugins list\` shows)`);
   return editConfigFile(file, (doc, Y) => {
     const add = enabled ? "enabled" : "disabled";
     const drop = enabled ? "disabled" : "enabled";

@@ -73,6 +73,12 @@ export const httpUrlType = scalarType("an http(s) URL", (v) => {
   }
 });
 
+/**
+ * An MCP server's `url`: an http(s) URL, or one with `${VAR}` in it, which is judged after the variables
+ * are expanded when the server starts (`https://${HOST}/mcp` is no URL until then).
+ */
+export const mcpUrlType = scalarType("an http(s) URL (may contain ${VAR})", (v) => httpUrlType.check(v) === undefined || (isNonEmptyString(v) && v.includes("${")));
+
 /** The rule categories of `src/approval/types.ts` (deny rules may name one). */
 export const RULE_CATEGORIES = [
   "recursive_delete",
@@ -87,6 +93,7 @@ export const RULE_CATEGORIES = [
   "fork_bomb",
   "remote_code_execution",
   "code_execution",
+  "plugin_request",
   "permission_change",
   "privilege_escalation",
   "git_history_destruction",

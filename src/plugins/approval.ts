@@ -9,7 +9,6 @@
 
 import { actionDisplay } from "../approval/flow/action.js";
 import type { ActionRule, GateAction, GateDecision, CheckOptions } from "../approval/flow/types.js";
-import type { RuleCategory } from "../approval/types.js";
 import { fail } from "../dispatch/result.js";
 import type { Logger, ToolResult } from "../registry/types.js";
 import { describeThrown } from "../util/text.js";
@@ -20,15 +19,14 @@ export interface ActionApprovalGate {
 }
 
 /**
- * The rule every plugin approval request stands for. Its category is not one of the command rules'
- * (`plugin_request`; the approval flow's `RuleCategory` does not list it yet, hence the cast), so a deny
- * rule by category never catches plugin requests by accident; `approvals.deny: [{rule: plugin-approval}]`
- * refuses them all.
+ * The rule every plugin approval request stands for. Its category (`plugin_request`) is none of the
+ * command rules', so a deny rule by another category never catches plugin requests by accident;
+ * `approvals.deny: [{rule: plugin-approval}]` or `[{category: plugin_request}]` refuses them all.
  */
 export const PLUGIN_APPROVAL_RULE: ActionRule = {
   id: "plugin-approval",
   description: "A plugin asks you to approve this tool call before it runs.",
-  category: "plugin_request" as RuleCategory,
+  category: "plugin_request",
   hardline: false,
 };
 
