@@ -13,18 +13,8 @@
  */
 
 import type { PluginsConfig } from "../config/config-types.js";
-import type { EnvVars } from "../util/env-vars.js";
+import { isTruthyEnv, type EnvVars } from "../util/env-vars.js";
 import type { DiscoveredPlugin, PluginState } from "./types.js";
-
-/** `1`, `true`, `yes`, `on` (any case, surrounding spaces ignored); everything else, unset included, is false. */
-export function isTruthyEnv(value: string | undefined): boolean {
-  if (value === undefined) return false;
-  return ["1", "true", "yes", "on"].includes(value.trim().toLowerCase());
-}
-
-export function isSafeMode(env: EnvVars): boolean {
-  return isTruthyEnv(env.MIBYAN_SAFE_MODE);
-}
 
 export function projectPluginsEnabled(env: EnvVars): boolean {
   return isTruthyEnv(env.MIBYAN_ENABLE_PROJECT_PLUGINS);

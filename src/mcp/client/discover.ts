@@ -13,7 +13,7 @@
 import type { McpServerConfig } from "../../config/config-types.js";
 import { mibyanHome } from "../../config/home.js";
 import { loadConfig } from "../../config/load-config.js";
-import { isSafeMode } from "../../plugins/gating.js";
+import { isSafeMode } from "../../util/env-vars.js";
 import type { ToolRegistry } from "../../registry/tool-registry.js";
 import type { Logger } from "../../registry/types.js";
 import type { EnvVars } from "../../util/env-vars.js";
