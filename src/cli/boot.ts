@@ -1,20 +1,98 @@
+/**
+ * What the CLI's commands that touch tools start with: config.yaml applied to the registry, the built-in
+ * tools, then the dynamic sources of docs/mcp.md and docs/plugins.md — each only when config.yaml asks
+ * for it, and imported only then, so `mibyan tools` without plugins or MCP servers loads neither.
+ */
 import type { ToolRegistry } from "../registry/tool-registry.js";
 import { registry } from "../registry/singleton.js";
 import { getConfig, type LoadedConfig } from "../config/load-config.js";
 import { applyConfig } from "../config/apply-config.js";
+import type { MibyanConfig } from "../config/config-types.js";
 import { discoverBuiltinTools, type DiscoveryReport } from "../discovery/discover.js";
+import type { McpHandle } from "../mcp/client/discover.js";
+import type { PluginManager } from "../plugins/manager.js";
+
+/** How long a command waits for configured MCP servers to connect before it goes on without the slow ones. */
+export const CLI_MCP_WAIT_MS = 10_000;
+/**
+ * A command lives for seconds, not hours: its first connection is retried after 0.25, 0.5 and 1 s (the
+ * library's default, 1, 2 and 4 s, is for a long-running agent) so a broken server is reported parked
+ * within about two seconds instead of holding up `mibyan tools` for eight.
+ */
+export const CLI_MCP_BACKOFF_BASE_MS = 250;
 
 export interface Runtime {
   registry: ToolRegistry;
   config: LoadedConfig;
   discovery: DiscoveryReport;
+  /** Loaded when config.yaml enables a plugin or sets a shell hook (or `plugins: "always"`). */
+  plugins?: PluginManager | undefined;
+  /** Started when config.yaml has `mcp_servers` and the command wants them. */
+  mcp?: McpHandle | undefined;
+  /** Ends MCP server processes and unloads plugins; commands call it before they return. */
+  close(): Promise<void>;
 }
 
-/** Loads config.yaml, applies it to the registry and discovers the built-in tools. */
-export async function boot(): Promise<Runtime> {
+export interface BootOptions {
+  /**
+   * `"configured"` (default): load plugins when config.yaml enables one or sets a shell hook;
+   * `"always"`: discover them anyway (`mibyan plugins list` shows the ones not enabled too).
+   */
+  plugins?: "configured" | "always" | undefined;
+  /**
+   * Start the configured MCP servers (default false), or decide once the built-ins and plugins are in
+   * (`mibyan call` starts them only for a tool nobody else registered). `boot` waits at most `CLI_MCP_WAIT_MS`.
+   */
+  mcp?: boolean | ((registry: ToolRegistry) => boolean) | undefined;
+  /** Stop waiting for MCP servers once this holds (`mibyan call`: its tool is registered), rather than for all of them. */
+  mcpReadyWhen?: ((registry: ToolRegistry) => boolean) | undefined;
+}
+
+/** Loads config.yaml, applies it to the registry and discovers the built-in tools, then plugins and MCP servers. */
+export async function boot(options: BootOptions = {}): Promise<Runtime> {
   const config = getConfig();
   for (const warning of config.warnings) registry.logger.warn(warning);
   applyConfig(registry, config.config);
   const discovery = await discoverBuiltinTools();
-  return { registry, config, discovery };
+  const runtime: Runtime = { registry, config, discovery, close: async () => undefined };
+  // Plugins come after the built-ins (an override is judged against them) and before MCP servers,
+  // so a plugin's hooks see MCP calls too.
+  if (options.plugins === "always" || wantsPlugins(config.config)) {
+    const { loadPlugins } = await import("../plugins/manager.js");
+    runtime.plugins = await loadPlugins({ registry, config: config.config, logger: registry.logger });
+  }
+  const mcp = typeof options.mcp === "function" ? options.mcp(registry) : options.mcp === true;
+  if (mcp && Object.keys(config.config.mcpServers).length > 0) {
+    const { discoverMcpTools } = await import("../mcp/client/discover.js");
+    runtime.mcp = await discoverMcpTools({ registry, config: config.config.mcpServers, logger: registry.logger, connectWaitMs: 0, timings: { backoffBaseMs: CLI_MCP_BACKOFF_BASE_MS } });
+    await waitForServers(runtime.mcp, () => options.mcpReadyWhen?.(registry) === true);
+  }
+  runtime.close = async () => {
+    await Promise.all([runtime.mcp?.close(), runtime.plugins?.close()]);
+  };
+  return runtime;
+}
+
+/** True when config.yaml enables a plugin or sets a shell hook: only then are plugin folders scanned. */
+export function wantsPlugins(config: MibyanConfig): boolean {
+  const enabled = (config.plugins.enabled?.length ?? 0) > 0 || Object.values(config.plugins.entries).some((entry) => entry.enabled === true);
+  const hooks = Object.values(config.hooks).some((list) => Array.isArray(list) && list.length > 0);
+  return enabled || hooks;
+}
+
+/** Until every server has settled (ready, parked, refused), `ready()` holds, or `CLI_MCP_WAIT_MS` passed. */
+async function waitForServers(mcp: McpHandle, ready: () => boolean): Promise<void> {
+  const timers: ReturnType<typeof setTimeout>[] = [];
+  const after = (ms: number): Promise<void> => new Promise((resolve) => timers.push(setTimeout(resolve, ms)));
+  let waiting = true;
+  const poll = async (): Promise<void> => {
+    // The registry has no change events; a 20 ms poll is nothing next to a server's start-up.
+    while (waiting && !ready()) await after(20);
+  };
+  try {
+    await Promise.race([mcp.settled(), poll(), after(CLI_MCP_WAIT_MS)]);
+  } finally {
+    waiting = false;
+    for (const timer of timers) clearTimeout(timer);
+  }
 }

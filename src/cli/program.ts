@@ -4,7 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
-import { boot, callAction, checkAction, toolsAction } from "./actions.js";
+import { callAction, checkAction, toolsAction, withRuntime } from "./actions.js";
 import { describeThrown } from "../util/text.js";
 
 const FORMATS = ["openai", "responses", "anthropic", "gemini", "raw", "strict"] as const;
@@ -40,9 +40,8 @@ function buildProgram(): Command {
     .option("--disable <toolsets>", "leave out these toolsets (comma-separated)", list)
     .addOption(new Option("--format <format>", "provider format").choices(FORMATS).default("openai"))
     .action(async (options: { enable?: string[]; disable?: string[]; format: (typeof FORMATS)[number] }) => {
-      const runtime = await boot();
       const { runDefinitionsCommand } = await import("./commands/definitions.js");
-      runDefinitionsCommand(runtime, options);
+      await withRuntime({ mcp: true }, (runtime) => runDefinitionsCommand(runtime, options));
     });
 
   program
@@ -96,12 +95,39 @@ function buildProgram(): Command {
       process.exitCode = await revokeCommand(id, options.json === true);
     });
 
-  const plugins = program.command("plugins").description("Turn plugins on or off in config.yaml (docs/plugins.md).");
+  const mcp = program.command("mcp").description("Inspect the MCP servers of config.yaml (docs/mcp.md).");
+  mcp
+    .command("list", { isDefault: true })
+    .description("Start the configured servers (waiting up to 10 s) and show each one's transport, state (ready, connecting, parked, refused, disabled) with its last error, and tool count.")
+    .option("--json", "print JSON: {servers:[{name,transport,state,toolCount,toolset,error}]}")
+    .action(async (options: { json?: boolean }) => {
+      const { listMcpCommand } = await import("./commands/mcp.js");
+      process.exitCode = await withRuntime({ mcp: true }, (runtime) => listMcpCommand(runtime, options.json === true));
+    });
+  mcp
+    .command("test")
+    .description("Connect to one server afresh, list its tools with the names the model sees, disconnect. Exit 1 when it cannot connect or is refused.")
+    .argument("<name>", "the server's key under mcp_servers")
+    .option("--json", "print JSON: {name,transport,ok,refusal,error,tools:[{raw,name,description}],resources,prompts,durationMs}")
+    .action(async (name: string, options: { json?: boolean }) => {
+      const { testMcpCommand } = await import("./commands/mcp.js");
+      process.exitCode = await withRuntime({}, (runtime) => testMcpCommand(runtime, name, options.json === true));
+    });
+
+  const plugins = program.command("plugins").description("List plugins, or turn them on or off in config.yaml (docs/plugins.md).");
+  plugins
+    .command("list", { isDefault: true })
+    .description("Discover plugins (user, project, npm) and show each one's state (enabled, disabled, not enabled, failed with its error) and the tools and hooks it registered.")
+    .option("--json", "print JSON: {safeMode,plugins:[{key,source,name,version,state,error,tools,hooks,dir}]}")
+    .action(async (options: { json?: boolean }) => {
+      const { listPluginsCommand } = await import("./commands/plugins.js");
+      process.exitCode = await withRuntime({ plugins: "always" }, (runtime) => listPluginsCommand(runtime, options.json === true));
+    });
   for (const enabled of [true, false]) {
     plugins
       .command(enabled ? "enable" : "disable")
       .description(enabled ? "Add a plugin key to plugins.enabled (and take it out of plugins.disabled)." : "Add a plugin key to plugins.disabled (and take it out of plugins.enabled).")
-      .argument("<key>", "the plugin key: name or category/name")
+      .argument("<key>", "the plugin key: name, category/name or @scope/name")
       .option("--json", "print JSON: {key,enabled,changed,config,plugins:{enabled,disabled}}")
       .action(async (key: string, options: { json?: boolean }) => {
         const { switchPluginCommand } = await import("./commands/plugins.js");

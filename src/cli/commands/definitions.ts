@@ -6,6 +6,7 @@ import { configValueError } from "../../config/load-config.js";
 import { describeUnknownToolset, findUnknownToolsets, type UnknownToolset } from "../../toolsets/unknown-toolset.js";
 import { describeUnregistered, unregisteredTools } from "../../toolsets/unregistered-tools.js";
 import { AGENT_LOOP_TOOLS } from "../../dispatch/agent-loop.js";
+import { offlineMcpToolsets } from "./mcp.js";
 
 export interface DefinitionsCommandOptions {
   enable?: string[];
@@ -23,20 +24,27 @@ export function runDefinitionsCommand(runtime: Runtime, options: DefinitionsComm
   const fromFlags = options.enable !== undefined || options.disable !== undefined;
   // Flags replace config.yaml's toolsets section as a whole, so --enable x is never emptied by a configured disable.
   const selection = fromFlags ? { enabled: options.enable, disabled: options.disable } : runtime.config.config.toolsets;
-  const unknown = findUnknownToolsets(runtime.registry.toolsets, selection);
+  // A configured MCP server that is down keeps its toolset names: selecting it warns rather than failing.
+  const offline = offlineMcpToolsets(runtime);
+  const unknown = findUnknownToolsets(runtime.registry.toolsets, selection).filter((u) => !offline.has(u.name));
+  const down = (name: string): boolean => offline.has(name) && !runtime.registry.toolsets.has(name);
+  for (const name of new Set([...(selection.enabled ?? []), ...(selection.disabled ?? [])])) {
+    if (down(name)) process.stderr.write(`mibyan: warning: toolset ${JSON.stringify(name)}: ${offline.get(name)}\n`);
+  }
   if (unknown.length > 0) {
     if (fromFlags) throw new InvalidArgumentError(unknown.map(flagMessage).join("; "));
     const [first, ...rest] = unknown as [UnknownToolset, ...UnknownToolset[]];
     const others = rest.length > 0 ? ` (also unknown: ${rest.map((u) => `toolsets.${u.list}[${u.index}] ${JSON.stringify(u.name)}`).join(", ")})` : "";
     throw configValueError(runtime.config, ["toolsets", first.list, first.index], `${lowerFirst(describeUnknownToolset(first))}${others}`);
   }
+  const enabled = selection.enabled?.filter((name) => !down(name));
   const definitions = getToolDefinitions({
     registry: runtime.registry,
-    enabledToolsets: selection.enabled,
-    disabledToolsets: selection.disabled,
+    enabledToolsets: enabled,
+    disabledToolsets: selection.disabled?.filter((name) => !down(name)),
     format: options.format,
   });
-  const warning = emptySelectionWarning(runtime, selection.enabled, definitions.length);
+  const warning = emptySelectionWarning(runtime, enabled, definitions.length);
   if (warning !== null) process.stderr.write(`mibyan: warning: ${warning}\n`);
   process.stdout.write(`${JSON.stringify(definitions, null, 2)}\n`);
 }
