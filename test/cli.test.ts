@@ -106,7 +106,9 @@ describe.concurrent("mibyan tools", () => {
     expect(run.status).toBe(0);
     const json = parseJson(run);
     expect(isPlainObject(json)).toBe(true);
-    expect(keysOf(json)).toEqual(["sandbox", "toolsets"]);
+    expect(keysOf(json)).toEqual(["mcpServers", "sandbox", "toolsets"]);
+    // No MCP server configured here: the report is there, and empty (tests/cli-mcp.test.ts fills it).
+    expect((json as { mcpServers: unknown }).mcpServers).toEqual([]);
     const toolsets = (json as { toolsets: unknown }).toolsets;
     expect(Array.isArray(toolsets)).toBe(true);
     expect((toolsets as unknown[]).length).toBeGreaterThan(0);

@@ -30,7 +30,7 @@ function buildProgram(): Command {
   program
     .command("tools")
     .description("List toolsets and their tools, with availability and why a tool is unavailable.")
-    .option("--json", "print JSON: {toolsets:[{name,description,available,tools:[{name,available,reason}]}], sandbox:{mode,network,writableRoots,active,reason,version}}")
+    .option("--json", "print JSON: {toolsets:[{name,description,available,tools:[{name,available,reason}]}], sandbox:{mode,network,writableRoots,active,reason,version}, mcpServers:[{name,transport,state,toolCount,toolset,error}]}")
     .action(toolsAction);
 
   program

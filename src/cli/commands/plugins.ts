@@ -51,7 +51,7 @@ export function listPluginsCommand(runtime: Runtime, json: boolean): number {
     const mark = p.state === "enabled" ? "✓" : p.state === "failed" ? "✗" : "–";
     const version = p.version !== "" ? ` ${p.version}` : "";
     const registered = [p.tools.length > 0 ? `tools: ${p.tools.join(", ")}` : "", p.hooks.length > 0 ? `hooks: ${p.hooks.join(", ")}` : ""].filter((x) => x !== "");
-    const why = p.error !== undefined ? ` — ${p.error}` : p.state === "not enabled" ? ` (mibyan plugins enable ${p.key})` : "";
+    const why = p.error !== undefined ? ` — ${p.error}` : "";
     lines.push(`  ${mark} ${p.key}${version} (${p.source}): ${p.state}${why}${registered.length > 0 ? `; ${registered.join("; ")}` : ""}`);
   }
   process.stdout.write(`${lines.join("\n")}\n`);
