@@ -9,14 +9,23 @@
  *   the deadline), which separates what those options cost in the SDK from what mibyan adds.
  * - `mcp.discover3`: `discoverMcpTools` with 3 stdio servers (spawn, initialize, list, register) against
  *   connecting 3 SDK clients concurrently and listing their tools. Target ≤ 1.5×.
+ * - `mcp.cliTools3`: what 3 configured stdio servers add to `mibyan tools --json` (a whole CLI process,
+ *   `node bin/mibyan.js`, config.yaml naming 3 servers minus the same with an empty config.yaml),
+ *   against the same baseline as `mcp.discover3` (3 SDK clients connect + listTools, in this warm
+ *   process), all three measured in the same interleaved rounds. Target ≤ 1.5× (issue 12).
  *
  * Samples alternate between the two sides (the machine is shared and drifts). Imports the build.
- * `node bench/mcp.mjs [--quick]` runs it alone.
+ * `node bench/mcp.mjs [--quick] [--runs N]` runs it alone; `--cli-only` runs only `mcp.cliTools3`.
  */
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { median, round } from "./common.mjs";
 
 const FIXTURE = fileURLToPath(new URL("../test/fixtures/mcp/server.mjs", import.meta.url));
+const CLI = fileURLToPath(new URL("../bin/mibyan.js", import.meta.url));
 const CALLS_PER_SAMPLE = 50;
 
 function row({ name, label, value, baseline, baselineLabel, unit, target, samples }) {
@@ -37,18 +46,21 @@ function row({ name, label, value, baseline, baselineLabel, unit, target, sample
   };
 }
 
-export async function benchMcp({ quick, note }) {
+/** An SDK client (the SDK's own stdio transport) to the fixture server: the baseline of the start-up rows. */
+async function sdkFixtureClient() {
+  const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+  const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
+  const client = new Client({ name: "bench", version: "1" });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [FIXTURE] }));
+  return client;
+}
+
+export async function benchMcp({ quick, note, runs: runsOverride }) {
   note("mcp: dispatch of an MCP tool vs the SDK client's callTool; discovery of 3 stdio servers vs 3 SDK connects ...");
   const { ToolRegistry, createMemoryLogger } = await import("../dist/index.js");
   const { discoverMcpTools } = await import("../dist/mcp/client/index.js");
-  const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
-  const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
   const entry = { command: process.execPath, args: [FIXTURE] };
-  const sdkClient = async () => {
-    const client = new Client({ name: "bench", version: "1" });
-    await client.connect(new StdioClientTransport({ command: entry.command, args: entry.args }));
-    return client;
-  };
+  const sdkClient = sdkFixtureClient;
   const rows = [];
 
   // Per-call overhead.
@@ -145,10 +157,100 @@ export async function benchMcp({ quick, note }) {
       samples: runs,
     }),
   );
+
+  rows.push(await benchCliTools3({ quick, runs: runsOverride }));
   return rows;
 }
 
+/** Runs `node bin/mibyan.js tools --json` in `env`; resolves with the wall time and the parsed output. */
+function timeCliTools(env) {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, [CLI, "tools", "--json"], { env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (text) => (stdout += text));
+    child.stderr.setEncoding("utf8").on("data", (text) => (stderr += text));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      const elapsed = performance.now() - started;
+      if (code !== 0) reject(new Error(`mibyan tools --json exited with ${code}: ${stderr.trim()}`));
+      else resolve({ elapsed, output: JSON.parse(stdout) });
+    });
+  });
+}
+
+/**
+ * `mcp.cliTools3`: a CLI process with 3 stdio servers against one with none; the difference against
+ * 3 SDK clients connecting and listing in this (warm) process. Each round runs the three sides in a
+ * rotating order, so load on the shared machine hits them alike.
+ */
+export async function benchCliTools3({ quick, runs: runsOverride }) {
+  const sdkClient = sdkFixtureClient;
+  const scratch = mkdtempSync(path.join(tmpdir(), "mibyan-bench-mcp-cli-"));
+  try {
+    const homes = { none: path.join(scratch, "none"), three: path.join(scratch, "three") };
+    const server = `    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(FIXTURE)}]\n`;
+    mkdirSync(homes.none, { recursive: true });
+    mkdirSync(homes.three, { recursive: true });
+    writeFileSync(path.join(homes.none, "config.yaml"), "{}\n");
+    writeFileSync(path.join(homes.three, "config.yaml"), `mcp_servers:\n${["a", "b", "c"].map((name) => `  ${name}:\n${server}`).join("")}`);
+    const envFor = (home) => {
+      const env = { ...process.env, MIBYAN_HOME: home, MIBYAN_PROCESS_ROOT: path.join(scratch, "proc") };
+      delete env.NODE_OPTIONS; // npm may set it; the figure is for a plain `node`
+      delete env.MIBYAN_SAFE_MODE;
+      return env;
+    };
+    mkdirSync(path.join(scratch, "proc"), { recursive: true, mode: 0o700 });
+    // Sanity, and the first runs write the discovery scan cache (as for any user after the first command).
+    const first = await timeCliTools(envFor(homes.three));
+    const states = (first.output.mcpServers ?? []).map((s) => s.state);
+    if (states.length !== 3 || states.some((state) => state !== "ready")) throw new Error(`mcp bench: mibyan tools saw servers ${JSON.stringify(first.output.mcpServers)}`);
+    await timeCliTools(envFor(homes.none));
+
+    const sdk3 = async () => {
+      const started = performance.now();
+      const clients = await Promise.all([sdkClient(), sdkClient(), sdkClient()]);
+      await Promise.all(clients.map((c) => c.listTools()));
+      const elapsed = performance.now() - started;
+      await Promise.all(clients.map((c) => c.close()));
+      return { elapsed };
+    };
+    const sides = [
+      ["none", () => timeCliTools(envFor(homes.none))],
+      ["three", () => timeCliTools(envFor(homes.three))],
+      ["sdk", sdk3],
+    ];
+    const runs = runsOverride ?? (quick ? 3 : 10);
+    const samples = { none: [], three: [], sdk: [] };
+    for (let i = 0; i < runs + 1; i++) {
+      for (let k = 0; k < sides.length; k++) {
+        const [name, fn] = sides[(i + k) % sides.length];
+        const { elapsed } = await fn();
+        if (i >= 1) samples[name].push(elapsed);
+      }
+    }
+    const added = median(samples.three) - median(samples.none);
+    const result = row({
+      name: "mcp.cliTools3",
+      label: `mibyan tools --json: 3 stdio servers minus none (ms added; none ${round(median(samples.none), 0)} ms, three ${round(median(samples.three), 0)} ms)`,
+      value: added,
+      baseline: median(samples.sdk),
+      baselineLabel: "3 SDK clients connect + listTools (warm process, same rounds)",
+      unit: "ms",
+      target: 1.5,
+      samples: runs,
+    });
+    return result;
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const rows = await benchMcp({ quick: process.argv.includes("--quick"), note: (m) => process.stderr.write(`${m}\n`) });
+  const args = process.argv.slice(2);
+  const runsAt = args.indexOf("--runs");
+  const options = { quick: args.includes("--quick"), runs: runsAt === -1 ? undefined : Number(args[runsAt + 1]), note: (m) => process.stderr.write(`${m}\n`) };
+  const rows = args.includes("--cli-only") ? [await benchCliTools3(options)] : await benchMcp(options);
   for (const r of rows) process.stdout.write(`${JSON.stringify(r)}\n`);
 }
