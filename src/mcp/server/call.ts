@@ -1,0 +1,60 @@
+/**
+ * One `tools/call`: the call goes through `handleFunctionCall` (hooks, validation, approvals, time
+ * limits, redaction all apply) with the request's AbortSignal, so a client's `notifications/cancelled`
+ * (or a closed connection) aborts the tool — the terminal then ends the command's process tree.
+ * Only the tools listed now may be called (`allowedTools`): `--exclude` holds for calls as well as
+ * for the list. While it runs, the call sits in the elicitation surface's scope (which client to ask),
+ * and sends `notifications/progress` every interval when the request carried a progress token.
+ */
+import { handleFunctionCallDetailed } from "../../dispatch/handle-function-call.js";
+import type { ToolRegistry } from "../../registry/tool-registry.js";
+import { mcpCallScope, type McpCallScope } from "./elicitation-surface.js";
+import { toMcpResult, type McpCallResult } from "./results.js";
+
+export interface CallRequest {
+  name: string;
+  arguments?: Record<string, unknown> | undefined;
+  progressToken?: string | number | undefined;
+}
+
+export interface CallContext {
+  registry: ToolRegistry;
+  /** The tools listed now. */
+  allowedTools: () => ReadonlySet<string>;
+  sessionId: string;
+  signal: AbortSignal;
+  scope: McpCallScope;
+  progressIntervalMs: number;
+  sendProgress: (token: string | number, progress: number, message: string) => Promise<void>;
+}
+
+export async function callTool(request: CallRequest, context: CallContext): Promise<McpCallResult> {
+  const { name } = request;
+  let timer: ReturnType<typeof setInterval> | undefined;
+  const token = request.progressToken;
+  if (token !== undefined && context.progressIntervalMs > 0) {
+    const started = Date.now();
+    let progress = 0;
+    timer = setInterval(() => {
+      progress += 1;
+      const seconds = Math.round((Date.now() - started) / 1000);
+      // A lost notification is not worth failing the call over.
+      context.sendProgress(token, progress, `${name} running for ${seconds} s`).catch(() => undefined);
+    }, context.progressIntervalMs);
+  }
+  try {
+    const outcome = await mcpCallScope.run(context.scope, () =>
+      handleFunctionCallDetailed(name, request.arguments ?? {}, {
+        registry: context.registry,
+        signal: context.signal,
+        sessionId: context.sessionId,
+        // Each MCP session has its own working directory and variables, as an agent's task would.
+        taskId: context.sessionId,
+        allowedTools: context.allowedTools(),
+      }),
+    );
+    return toMcpResult(outcome);
+  } finally {
+    if (timer !== undefined) clearInterval(timer);
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * What `tools/list` answers: `getToolDefinitions` for the server's selection (names, descriptions and
+ * input schemas exactly as the registry exports them for OpenAI, no conversion), narrowed by the
+ * `tools`/`exclude` names, without the agent-loop tools (todo, memory, ...: they need the agent's live
+ * state, which a stateless MCP call does not have), with annotations from annotations.ts.
+ */
+import { getToolDefinitions } from "../../definitions/get-tool-definitions.js";
+import type { ToolRegistry } from "../../registry/tool-registry.js";
+import type { OpenAIToolDefinition } from "../../registry/types.js";
+import { annotationsFor } from "./annotations.js";
+import type { McpServedTool } from "./types.js";
+
+export interface ToolSelectionOptions {
+  registry: ToolRegistry;
+  enabledToolsets?: readonly string[] | undefined;
+  disabledToolsets?: readonly string[] | undefined;
+  tools?: readonly string[] | undefined;
+  exclude?: readonly string[] | undefined;
+}
+
+export class ToolLister {
+  private readonly only: ReadonlySet<string> | undefined;
+  private readonly exclude: ReadonlySet<string>;
+
+  constructor(private readonly options: ToolSelectionOptions) {
+    this.only = options.tools === undefined ? undefined : new Set(options.tools);
+    this.exclude = new Set(options.exclude ?? []);
+    // A typo in a toolset name fails here, once, rather than serving an empty list.
+    this.definitions("error");
+  }
+
+  /** The definitions of the tools served now. Later lists only warn about an unknown toolset: an MCP server's toolset may come and go. */
+  definitions(unknownToolsets: "error" | "warn" = "warn"): OpenAIToolDefinition[] {
+    const { registry } = this.options;
+    const all = getToolDefinitions({
+      registry,
+      enabledToolsets: this.options.enabledToolsets,
+      disabledToolsets: this.options.disabledToolsets,
+      unknownToolsets,
+      quiet: true,
+    });
+    return all.filter((d) => {
+      const name = d.function.name;
+      if (this.only !== undefined && !this.only.has(name)) return false;
+      return !this.exclude.has(name) && !registry.isAgentLoopTool(name);
+    });
+  }
+
+  /** Names of the `tools` option that are not registered (for a warning at start). */
+  unknownNames(): string[] {
+    return [...(this.only ?? []), ...this.exclude].filter((name) => !this.options.registry.has(name));
+  }
+
+  list(): McpServedTool[] {
+    return this.definitions().map((d) => toServedTool(this.options.registry, d));
+  }
+
+  names(): Set<string> {
+    return new Set(this.definitions().map((d) => d.function.name));
+  }
+}
+
+export function toServedTool(registry: ToolRegistry, definition: OpenAIToolDefinition): McpServedTool {
+  const { name, description, parameters } = definition.function;
+  const annotations = annotationsFor(registry.get(name), name);
+  // MCP requires an object schema; the registry's always is one (normalize.ts), passed as it is.
+  return annotations === undefined ? { name, description, inputSchema: parameters } : { name, description, inputSchema: parameters, annotations };
+}

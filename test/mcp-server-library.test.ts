@@ -1,0 +1,254 @@
+/**
+ * createMcpServer driven by the SDK's own Client over InMemoryTransport: the tool list is
+ * getToolDefinitions' (untouched schemas), calls go through handleFunctionCall (hooks,
+ * validation, redaction), results map to MCP content, cancellation and progress reach the tool,
+ * a registry change is announced with tools/list_changed.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { afterEach, describe, expect, it } from "vitest";
+
+import { createMcpServer, getToolDefinitions, handleFunctionCall, ToolRegistry, createMemoryLogger, type MibyanMcpServer } from "../src/index.js";
+import { annotationsFor } from "../src/mcp/server/annotations.js";
+
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+function testRegistry(): ToolRegistry {
+  const registry = new ToolRegistry({ logger: createMemoryLogger() });
+  registry.register({
+    name: "echo",
+    toolset: "basic",
+    schema: { description: "Echo the text back.", parameters: { type: "object", properties: { text: { type: "string", minLength: 1 } }, required: ["text"], additionalProperties: false } },
+    handler: (args) => `echo: ${String(args.text)}`,
+  });
+  registry.register({
+    name: "stats",
+    toolset: "basic",
+    schema: { description: "Numbers as an object.", parameters: { type: "object", properties: {} } },
+    handler: () => ({ count: 3, names: ["a", "b"] }),
+  });
+  registry.register({
+    name: "boom",
+    toolset: "basic",
+    schema: { description: "Always throws.", parameters: { type: "object", properties: {} } },
+    handler: () => {
+      throw new Error("the disk is on fire");
+    },
+  });
+  registry.register({
+    name: "picture",
+    toolset: "media",
+    schema: { description: "A caption and a picture.", parameters: { type: "object", properties: {} } },
+    handler: () => ({ type: "multimodal", parts: [{ type: "text", text: "a red dot" }, { type: "image", data: PNG, mimeType: "image/png" }] }),
+  });
+  registry.register({
+    name: "leak",
+    toolset: "basic",
+    redactOutput: true,
+    schema: { description: "Prints a configuration with a secret in it.", parameters: { type: "object", properties: {} } },
+    handler: () => "OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD\nregion=eu",
+  });
+  registry.register({
+    name: "wait",
+    toolset: "slow",
+    schema: { description: "Waits until aborted or ms elapsed.", parameters: { type: "object", properties: { ms: { type: "number" } } } },
+    handler: (args, ctx) =>
+      new Promise<string>((resolve) => {
+        const timer = setTimeout(() => resolve("waited"), Number(args.ms ?? 30_000));
+        ctx.signal.addEventListener("abort", () => {
+          clearTimeout(timer);
+          aborted.push(ctx.toolName);
+          resolve("aborted");
+        });
+      }),
+  });
+  return registry;
+}
+
+const aborted: string[] = [];
+const open: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  for (const thing of open.splice(0).reverse()) await thing.close();
+});
+
+async function connected(server: MibyanMcpServer, capabilities: Record<string, unknown> = {}): Promise<Client> {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: "test", version: "1" }, { capabilities });
+  await client.connect(clientSide);
+  open.push(client);
+  return client;
+}
+
+async function serve(options: Parameters<typeof createMcpServer>[0] = {}): Promise<{ server: MibyanMcpServer; client: Client; registry: ToolRegistry }> {
+  const registry = options?.registry ?? testRegistry();
+  const server = await createMcpServer({ registry, ...options });
+  open.push(server);
+  return { server, client: await connected(server), registry };
+}
+
+describe("tools/list", () => {
+  it("is exactly getToolDefinitions for the same selection: names, descriptions, schemas", async () => {
+    const { client, registry } = await serve({ enabledToolsets: ["basic", "media"] });
+    const { tools } = await client.listTools();
+    const expected = getToolDefinitions({ registry, enabledToolsets: ["basic", "media"] });
+    expect(tools.map((t) => t.name)).toEqual(expected.map((d) => d.function.name));
+    for (const [i, tool] of tools.entries()) {
+      expect(tool.description).toBe(expected[i]!.function.description);
+      expect(tool.inputSchema).toEqual(expected[i]!.function.parameters);
+    }
+    // additionalProperties and minLength survive: no zod round trip.
+    expect(tools.find((t) => t.name === "echo")!.inputSchema).toMatchObject({ additionalProperties: false, properties: { text: { minLength: 1 } } });
+  });
+
+  it("--tools and --exclude narrow it, and an excluded tool cannot be called", async () => {
+    const { client } = await serve({ tools: ["echo", "stats", "boom"], exclude: ["boom"] });
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["echo", "stats"]);
+    const result = await client.callTool({ name: "boom", arguments: {} });
+    expect(result.isError).toBe(true);
+    expect(JSON.stringify(result.content)).not.toContain("disk is on fire");
+  });
+
+  it("a typo in a toolset fails at creation, not as an empty list", async () => {
+    await expect(createMcpServer({ registry: testRegistry(), enabledToolsets: ["basci"] })).rejects.toThrow(/basci/);
+  });
+
+  it("annotations: reads are read-only, terminal and writes destructive, only for built-ins", () => {
+    const builtin = { source: { kind: "builtin" } } as never;
+    expect(annotationsFor(builtin, "read_file")).toMatchObject({ readOnlyHint: true });
+    expect(annotationsFor(builtin, "terminal")).toMatchObject({ destructiveHint: true });
+    expect(annotationsFor(builtin, "write_file")).toMatchObject({ destructiveHint: true });
+    expect(annotationsFor({ source: { kind: "plugin", id: "x" } } as never, "read_file")).toBeUndefined();
+  });
+});
+
+describe("tools/call", () => {
+  it("a string result is one text block, not an error", async () => {
+    const { client } = await serve();
+    const result = await client.callTool({ name: "echo", arguments: { text: "hi" } });
+    expect(result).toMatchObject({ content: [{ type: "text", text: "echo: hi" }] });
+    expect(result.isError ?? false).toBe(false);
+  });
+
+  it("an object result also goes out as structuredContent", async () => {
+    const { client } = await serve();
+    const result = await client.callTool({ name: "stats", arguments: {} });
+    expect(result.structuredContent).toEqual({ count: 3, names: ["a", "b"] });
+    expect(JSON.parse((result.content as { text: string }[])[0]!.text)).toEqual({ count: 3, names: ["a", "b"] });
+  });
+
+  it("failures are isError results with the text the model would see", async () => {
+    const { client, registry } = await serve();
+    for (const [name, args] of [
+      ["boom", {}],
+      ["no_such_tool", {}],
+      ["echo", { text: "" }],
+      ["echo", { text: "x", extra: 1 }],
+    ] as const) {
+      const result = await client.callTool({ name, arguments: args });
+      expect(result.isError, name).toBe(true);
+      const text = (result.content as { text: string }[])[0]!.text;
+      const model = await handleFunctionCall(name, args, { registry, allowedTools: name === "no_such_tool" ? undefined : new Set(["echo", "boom"]) });
+      if (name !== "no_such_tool") expect(text).toBe(model);
+      expect(JSON.parse(text)).toHaveProperty("error");
+    }
+    const invalid = await client.callTool({ name: "echo", arguments: { text: "" } });
+    expect(JSON.parse((invalid.content as { text: string }[])[0]!.text).issues[0]).toMatchObject({ path: "text" });
+  });
+
+  it("a malformed request is a protocol error, not a result", async () => {
+    const { client } = await serve();
+    await expect(client.request({ method: "tools/call", params: { arguments: {} } } as never, (await import("@modelcontextprotocol/sdk/types.js")).CallToolResultSchema)).rejects.toThrow(/Invalid|-32602/);
+  });
+
+  it("a multimodal result becomes text and image blocks", async () => {
+    const { client } = await serve();
+    const result = await client.callTool({ name: "picture", arguments: {} });
+    expect(result.content).toEqual([
+      { type: "text", text: "a red dot" },
+      { type: "image", data: PNG, mimeType: "image/png" },
+    ]);
+  });
+
+  it("secrets in a tool's output are redacted before they leave the server", async () => {
+    const { client } = await serve();
+    const result = await client.callTool({ name: "leak", arguments: {} });
+    const text = JSON.stringify(result);
+    expect(text).not.toContain("abcdefghijklmnopqrstuvwxyz0123456789");
+    expect(text).toContain("region=eu");
+  });
+
+  it("hooks apply to MCP calls: a pre-hook blocks", async () => {
+    const registry = testRegistry();
+    registry.addPreHook((call) => (call.name === "echo" ? null : undefined));
+    const { client } = await serve({ registry });
+    const result = await client.callTool({ name: "echo", arguments: { text: "hi" } });
+    expect(result.isError).toBe(true);
+  });
+
+  it("the client's cancellation aborts the tool's signal", async () => {
+    const { client } = await serve();
+    aborted.length = 0;
+    const controller = new AbortController();
+    const call = client.callTool({ name: "wait", arguments: { ms: 30_000 } }, undefined, { signal: controller.signal });
+    await new Promise((r) => setTimeout(r, 200));
+    controller.abort("changed my mind");
+    await expect(call).rejects.toThrow();
+    await expect.poll(() => aborted, { timeout: 2_000 }).toContain("wait");
+  });
+
+  it("progress notifications carry the client's token; none without one", async () => {
+    const { client } = await serve({ progressIntervalMs: 100 });
+    const seen: number[] = [];
+    await client.callTool({ name: "wait", arguments: { ms: 450 } }, undefined, { onprogress: (p) => seen.push(p.progress) });
+    expect(seen.length).toBeGreaterThanOrEqual(2);
+    expect(seen[1]!).toBeGreaterThan(seen[0]!);
+
+    let notifications = 0;
+    client.fallbackNotificationHandler = async (n) => {
+      if (n.method === "notifications/progress") notifications++;
+    };
+    await client.callTool({ name: "wait", arguments: { ms: 350 } });
+    expect(notifications).toBe(0);
+  });
+});
+
+describe("tools/list_changed", () => {
+  it("a tool registered at runtime is announced and listed", async () => {
+    const registry = testRegistry();
+    const server = await createMcpServer({ registry, listChangedPollMs: 50 });
+    open.push(server);
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const changed: string[][] = [];
+    const client = new Client(
+      { name: "test", version: "1" },
+      { listChanged: { tools: { onChanged: (_err, tools) => changed.push((tools ?? []).map((t) => t.name)) } } },
+    );
+    await client.connect(clientSide);
+    open.push(client);
+    registry.register({ name: "late", toolset: "basic", schema: { description: "Came later.", parameters: { type: "object", properties: {} } }, handler: () => "late" });
+    await expect.poll(() => changed.at(-1) ?? [], { timeout: 1_000 }).toContain("late");
+  });
+
+  it("a tool that becomes available is announced", async () => {
+    const registry = testRegistry();
+    delete process.env.MCP_SERVER_TEST_KEY;
+    registry.register({ name: "needs_key", toolset: "basic", requiresEnv: ["MCP_SERVER_TEST_KEY"], schema: { description: "Needs a key.", parameters: { type: "object", properties: {} } }, handler: () => "ok" });
+    const server = await createMcpServer({ registry, listChangedPollMs: 50 });
+    open.push(server);
+    const client = await connected(server);
+    expect((await client.listTools()).tools.map((t) => t.name)).not.toContain("needs_key");
+    let notified = 0;
+    client.setNotificationHandler((await import("@modelcontextprotocol/sdk/types.js")).ToolListChangedNotificationSchema, () => {
+      notified++;
+    });
+    process.env.MCP_SERVER_TEST_KEY = "x";
+    try {
+      await expect.poll(() => notified, { timeout: 1_000 }).toBeGreaterThan(0);
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain("needs_key");
+    } finally {
+      delete process.env.MCP_SERVER_TEST_KEY;
+    }
+  });
+});
