@@ -113,6 +113,26 @@ function buildProgram(): Command {
       const { testMcpCommand } = await import("./commands/mcp.js");
       process.exitCode = await withRuntime({}, (runtime) => testMcpCommand(runtime, name, options.json === true));
     });
+  mcp
+    .command("serve")
+    .description("Serve the registry's tools to an MCP client (docs/integrations/mcp-server.md): stdio (stdout carries only JSON-RPC) or Streamable HTTP on 127.0.0.1.")
+    .addOption(new Option("--transport <kind>", "stdio or http").choices(["stdio", "http"]).default("stdio"))
+    .option("--host <address>", "HTTP: the address to bind (default 127.0.0.1; any other needs --token-env)")
+    .option("--port <n>", "HTTP: the port (default 0: a free one, printed)", (value: string) => {
+      const port = Number(value);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidArgumentError(`--port ${value}: expected a port number 0-65535`);
+      return port;
+    })
+    .option("--toolsets <names>", "only these toolsets (comma-separated)", list)
+    .option("--tools <names>", "only these tools (comma-separated)", list)
+    .option("--exclude <names>", "leave out these tools; calls to them are refused (comma-separated)", list)
+    .option("--token-env <var>", "HTTP: require Authorization: Bearer <the value of this environment variable>")
+    .option("--stateless", "HTTP: no sessions (a new server per request; no elicitation, so dangerous commands are refused)")
+    .option("--print-tools", "print the tool list as JSON (what tools/list answers) and exit")
+    .action(async (options: { transport: "stdio" | "http"; host?: string; port?: number; toolsets?: string[]; tools?: string[]; exclude?: string[]; tokenEnv?: string; stateless?: boolean; printTools?: boolean }) => {
+      const { mcpServeCommand } = await import("./commands/mcp-serve.js");
+      process.exitCode = await mcpServeCommand(options, withRuntime);
+    });
 
   const plugins = program.command("plugins").description("List plugins, or turn them on or off in config.yaml (docs/plugins.md).");
   plugins

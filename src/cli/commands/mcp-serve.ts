@@ -1,0 +1,96 @@
+/**
+ * `mibyan mcp serve`: the registry as an MCP server (docs/integrations/mcp-server.md), over stdio
+ * (default) or Streamable HTTP. It boots like the other commands — config.yaml applied, the built-in
+ * tools, plugins when config.yaml enables one — but does not start the MCP servers of config.yaml:
+ * re-serving them would make mibyan a proxy that a client's config can loop through (a config listing
+ * `mibyan mcp serve` itself would spawn servers without end), and a client can connect to those
+ * servers directly.
+ *
+ * On stdio, stdout is the JSON-RPC wire: nothing else may reach it, so console output of plugins and
+ * tools is sent to stderr for the life of the command.
+ */
+import type { McpServerOptions } from "../../mcp/server/types.js";
+import type { BootOptions, Runtime } from "../boot.js";
+
+export interface McpServeOptions {
+  transport?: "stdio" | "http";
+  host?: string;
+  port?: number;
+  toolsets?: string[];
+  tools?: string[];
+  exclude?: string[];
+  tokenEnv?: string;
+  stateless?: boolean;
+  printTools?: boolean;
+}
+
+export class McpServeUsageError extends Error {
+  override readonly name = "McpServeUsageError";
+}
+
+/** Everything that writes to stdout through `console` writes to stderr instead. */
+function keepStdoutForJsonRpc(): void {
+  const toStderr = (...args: unknown[]): void => console.error(...args);
+  console.log = toStderr;
+  console.info = toStderr;
+  console.debug = toStderr;
+  console.warn = toStderr;
+}
+
+function serverOptions(runtime: Runtime, options: McpServeOptions): McpServerOptions {
+  return {
+    registry: runtime.registry,
+    enabledToolsets: options.toolsets,
+    tools: options.tools,
+    exclude: options.exclude,
+  };
+}
+
+/** Until SIGINT or SIGTERM. */
+function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const on = (signal: NodeJS.Signals): void => {
+      process.off("SIGINT", on);
+      process.off("SIGTERM", on);
+      resolve(signal);
+    };
+    process.on("SIGINT", on);
+    process.on("SIGTERM", on);
+  });
+}
+
+/** Runs the server until its client goes (stdio) or a signal (HTTP); returns the exit status. */
+export async function mcpServeCommand(options: McpServeOptions, withRuntime: <T>(boot: BootOptions, run: (runtime: Runtime) => Promise<T>) => Promise<T>): Promise<number> {
+  const transport = options.transport ?? "stdio";
+  let token: string | undefined;
+  if (options.tokenEnv !== undefined) {
+    token = process.env[options.tokenEnv];
+    if (token === undefined || token.trim() === "") throw new McpServeUsageError(`--token-env ${options.tokenEnv}: the environment variable is not set or empty`);
+    if (transport !== "http") throw new McpServeUsageError("--token-env applies to --transport http only (stdio has no network peer to authenticate)");
+  }
+  if (transport === "stdio" && !options.printTools) keepStdoutForJsonRpc();
+
+  return withRuntime({}, async (runtime) => {
+    const { createMcpServer } = await import("../../mcp/server/server.js");
+    const server = await createMcpServer(serverOptions(runtime, options));
+    try {
+      if (options.printTools) {
+        process.stdout.write(`${JSON.stringify(server.listTools(), null, 2)}\n`);
+        return 0;
+      }
+      if (transport === "stdio") {
+        runtime.registry.logger.info(`mibyan mcp serve: serving ${server.listTools().length} tools on stdio`);
+        const stopped = untilSignal();
+        await Promise.race([server.serveStdio(), stopped]);
+        return 0;
+      }
+      const http = await server.listen({ host: options.host, port: options.port, token, stateless: options.stateless });
+      // The one line on stdout: where to connect (a client's config, a test).
+      process.stdout.write(`mibyan mcp serve: listening on ${http.url}${options.stateless ? " (stateless)" : ""}${token !== undefined ? " (bearer token required)" : ""}\n`);
+      await untilSignal();
+      return 0;
+    } finally {
+      await server.close();
+    }
+  });
+}

@@ -1,0 +1,61 @@
+/**
+ * One model tool call from a framework, run the way every other caller runs it: through
+ * `handleFunctionCallDetailed` (validation, hooks, the approval gate, time limits, redaction,
+ * result caps), with the framework's AbortSignal. Never throws: a failure comes back as the
+ * `{"error": ...}` text the model reads, so one bad call cannot end the framework's run.
+ */
+
+import { getApprovalGate } from "../approval/default-gate.js";
+import { handleFunctionCallDetailed } from "../dispatch/handle-function-call.js";
+import { DEFAULT_SESSION, DEFAULT_TASK } from "../tools/call-scope.js";
+import { redactForModel } from "../redaction/tool-output.js";
+import { describeThrown } from "../util/text.js";
+import { gatedCommand } from "./approval-preview.js";
+import { bridgeGate, withCallGrant } from "./pre-approval.js";
+import { integrationResult, type IntegrationResult } from "./result-parts.js";
+import type { IntegrationOptions } from "./types.js";
+
+export interface IntegrationCall {
+  name: string;
+  args: unknown;
+  toolCallId?: string | undefined;
+  signal?: AbortSignal | undefined;
+  /**
+   * A person approved exactly this call in the framework's human-in-the-loop. The gate then does
+   * not ask again for this call's command (once, inside this call only); hardline and deny rules
+   * still refuse it.
+   */
+  approved?: boolean | undefined;
+}
+
+/** The session and task a call belongs to. */
+export function callScope(options: IntegrationOptions): { sessionId: string; taskId: string } {
+  return { sessionId: options.session?.id ?? DEFAULT_SESSION, taskId: options.session?.taskId ?? DEFAULT_TASK };
+}
+
+export async function runIntegrationCall(call: IntegrationCall, options: IntegrationOptions, allowedTools: ReadonlySet<string>): Promise<IntegrationResult> {
+  const { sessionId, taskId } = callScope(options);
+  const run = async () =>
+    integrationResult(
+      await handleFunctionCallDetailed(call.name, call.args, {
+        registry: options.registry,
+        agentLoop: options.session?.agentLoop,
+        session: options.session?.data,
+        sessionId,
+        taskId,
+        toolCallId: call.toolCallId,
+        signal: call.signal,
+        // Only what the framework was given: a tool that calls tools (execute_code) passes this on.
+        allowedTools,
+      }),
+    );
+  try {
+    const command = call.approved === true ? gatedCommand(call.name, call.args) : undefined;
+    if (command === undefined) return await run();
+    bridgeGate(getApprovalGate());
+    return await withCallGrant({ sessionId, command, toolCallId: call.toolCallId }, run);
+  } catch (thrown) {
+    // handleFunctionCallDetailed does not throw; this is the backstop for the adapter's own steps.
+    return { content: JSON.stringify({ error: redactForModel(`Error executing ${call.name}: ${describeThrown(thrown)}`) }), isError: true };
+  }
+}
