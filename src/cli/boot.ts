@@ -63,13 +63,13 @@ export async function boot(options: BootOptions = {}): Promise<Runtime> {
   }
   const mcp = typeof options.mcp === "function" ? options.mcp(registry) : options.mcp === true;
   if (mcp && Object.keys(config.config.mcpServers).length > 0) {
-    // The server command-line check loads the bash grammar; as bin/mibyan.js says, a CLI process wants
-    // it compiled by Liftoff only (`tools` and `definitions` start without that flag).
+    // A stdio command line the fast shell parser cannot take loads the bash grammar for its check; as
+    // bin/mibyan.js says, a CLI process wants it compiled by Liftoff only (`tools` and `definitions`
+    // start without that flag).
     (await import("node:v8")).setFlagsFromString("--liftoff-only");
-    // The grammar (for the stdio command-line check) compiles while the MCP client (the SDK) loads.
-    const stdio = Object.values(config.config.mcpServers).some((entry) => typeof entry?.command === "string");
-    const grammar = stdio ? import("../shell/index.js").then((shell) => shell.initShellParser()) : undefined;
-    const [{ discoverMcpTools }] = await Promise.all([import("../mcp/client/discover.js"), grammar]);
+    // The lazy entry spawns each stdio server as soon as its command line passes the check, while the
+    // MCP client (the SDK) loads, and ends them if loading fails (docs/mcp.md, "Starting servers early").
+    const { discoverMcpTools } = await import("../mcp/client/public.js");
     runtime.mcp = await discoverMcpTools({ registry, config: config.config.mcpServers, logger: registry.logger, connectWaitMs: 0, timings: { backoffBaseMs: CLI_MCP_BACKOFF_BASE_MS } });
     await waitForServers(runtime.mcp, () => options.mcpReadyWhen?.(registry) === true);
   }

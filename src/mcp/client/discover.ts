@@ -9,46 +9,24 @@
  *   connecting in the background and register their tools when they are ready.
  * - The handle is how an application controls the lifecycle: `servers` (live status), `refresh(name)`,
  *   `reconnect(name)`, `close()` — which ends every child process and removes every MCP tool.
+ *
+ * Resolving, checking and spawning the stdio servers is launch.ts's job; each server's first
+ * connection adopts the child it spawned. The lazy package entry (public.ts) launches while this
+ * module (and the SDK) loads, then calls `discoverLaunched`.
  */
-import type { McpServerConfig } from "../../config/config-types.js";
-import { mibyanHome } from "../../config/home.js";
-import { loadConfig } from "../../config/load-config.js";
-import { isSafeMode } from "../../util/env-vars.js";
-import type { ToolRegistry } from "../../registry/tool-registry.js";
 import type { Logger } from "../../registry/types.js";
-import type { EnvVars } from "../../util/env-vars.js";
-import type { McpElicitationHandler } from "./types.js";
-import { loadMcpCommandScanner } from "./security.js";
-import { resolveMcpServers, type ResolvedMcpServer } from "./server-config.js";
+import { isSafeMode } from "../../util/env-vars.js";
+import { launchMcpServers, notStarted, type McpLaunch } from "./launch.js";
+import { discoverySettings, type DiscoverMcpOptions, type DiscoverySettings } from "./options.js";
 import { McpServerRuntime } from "./server-runtime.js";
 import { finishOAuth } from "./transport.js";
 import { UnknownMcpServerError } from "./errors.js";
+import type { McpServerStatus } from "./types.js";
 
 export { UnknownMcpServerError };
-import type { McpClock, McpServerStatus, McpTimings } from "./types.js";
+export type { DiscoverMcpOptions };
 
 export const DEFAULT_CONNECT_WAIT_MS = 10_000;
-
-export interface DiscoverMcpOptions {
-  /** Where the tools go (default: the process-wide `registry`). */
-  registry?: ToolRegistry | undefined;
-  /** The `mcp_servers` section (default: `loadConfig().config.mcpServers` of the profile home). */
-  config?: Record<string, McpServerConfig> | undefined;
-  /** Environment for `${VAR}` expansion, the stdio baseline and `MIBYAN_SAFE_MODE` (default `process.env`). */
-  env?: EnvVars | undefined;
-  /** The profile home for stderr logs and OAuth tokens (default `mibyanHome(env)`). */
-  home?: string | undefined;
-  logger?: Logger | undefined;
-  /** How long the returned promise waits for servers to connect (default 10,000 ms; 0: not at all). */
-  connectWaitMs?: number | undefined;
-  clock?: McpClock | undefined;
-  /** Backoff, probe, keepalive and breaker timing (types.ts `McpTimings`). */
-  timings?: Partial<McpTimings> | undefined;
-  /** Told the URL to open when an `auth: oauth` server needs a person to authorise (default: logged). */
-  onAuthorizationUrl?: ((server: string, url: URL) => void) | undefined;
-  /** Asks the person when a server requests input mid-call (elicitation); without it every request is declined. */
-  onElicitation?: McpElicitationHandler | undefined;
-}
 
 export interface McpHandle {
   /** Every configured server's status, as of now. */
@@ -69,20 +47,39 @@ export interface McpHandle {
 }
 
 export async function discoverMcpTools(options: DiscoverMcpOptions = {}): Promise<McpHandle> {
-  const env = options.env ?? process.env;
-  const registry = options.registry ?? (await import("../../registry/singleton.js")).registry;
-  const logger = options.logger ?? registry.logger;
-  const config = options.config ?? loadConfig({ env }).config.mcpServers;
-  const home = options.home ?? mibyanHome(env);
+  const settings = await discoverySettings(options);
+  const { logger } = settings;
+  const launch = await launchMcpServers({ config: settings.config, env: settings.env, home: settings.home, warn: (message) => logger.warn(message) });
+  return discoverLaunched(settings, launch);
+}
 
-  // The full command-line analysis needs the bash grammar; without it some disguises would only get the text rules.
-  if (Object.values(config).some((entry) => entry !== null && typeof entry === "object" && typeof entry.command === "string")) {
-    await loadMcpCommandScanner();
+/**
+ * Discovery over servers `launchMcpServers` has already resolved, checked and (stdio) spawned: each
+ * server's first connection adopts its child. Takes ownership of `launch`: whatever happens, the
+ * children end with the handle's `close()` or, if this throws, before the error leaves.
+ */
+export async function discoverLaunched(settings: DiscoverySettings, launch: McpLaunch): Promise<McpHandle> {
+  const runtimes = new Map<string, McpServerRuntime>();
+  const closeAll = (): Promise<void> =>
+    Promise.all([launch.close(), ...[...runtimes.values()].map((runtime) => runtime.connection.close())]).then(() => undefined);
+  try {
+    return await connectLaunched(settings, launch, runtimes, closeAll);
+  } catch (error) {
+    await closeAll().catch(() => undefined);
+    throw error;
   }
-  const resolved = resolveMcpServers(config, { env, warn: (message: string) => logger.warn(message) });
+}
+
+async function connectLaunched(
+  settings: DiscoverySettings,
+  launch: McpLaunch,
+  runtimes: Map<string, McpServerRuntime>,
+  closeAll: () => Promise<void>,
+): Promise<McpHandle> {
+  const { registry, logger, env, home } = settings;
+  const resolved = launch.servers;
   const safeMode = isSafeMode(env);
   const idle: McpServerStatus[] = [];
-  const runtimes = new Map<string, McpServerRuntime>();
   for (const server of resolved) {
     const reason = notStarted(server, safeMode);
     if (reason !== undefined) {
@@ -95,17 +92,22 @@ export async function discoverMcpTools(options: DiscoverMcpOptions = {}): Promis
       new McpServerRuntime(server, {
         registry,
         logger,
-        clock: options.clock,
-        timings: options.timings,
-        onElicitation: options.onElicitation,
-        transport: { env, home, onAuthorizationUrl: options.onAuthorizationUrl ?? defaultAuthorizationNotice(logger) },
+        clock: settings.clock,
+        timings: settings.timings,
+        onElicitation: settings.onElicitation,
+        transport: {
+          env,
+          home,
+          onAuthorizationUrl: settings.onAuthorizationUrl ?? defaultAuthorizationNotice(logger),
+          takeSpawned: () => launch.take(server.name),
+        },
       }),
     );
   }
 
   const started = [...runtimes.values()].map((runtime) => runtime.connection.start());
   const allSettled = Promise.allSettled(started).then(() => undefined);
-  const waitMs = options.connectWaitMs ?? DEFAULT_CONNECT_WAIT_MS;
+  const waitMs = settings.connectWaitMs ?? DEFAULT_CONNECT_WAIT_MS;
   if (started.length > 0 && waitMs > 0) await Promise.race([allSettled, delay(waitMs)]);
   if (runtimes.size > 0) {
     const statuses = [...runtimes.values()].map((r) => r.status());
@@ -141,17 +143,10 @@ export async function discoverMcpTools(options: DiscoverMcpOptions = {}): Promis
     },
     settled: () => allSettled,
     close() {
-      closing ??= Promise.all([...runtimes.values()].map((runtime) => runtime.connection.close())).then(() => undefined);
+      closing ??= closeAll();
       return closing;
     },
   };
-}
-
-function notStarted(server: ResolvedMcpServer, safeMode: boolean): { state: "disabled" | "refused"; why: string } | undefined {
-  if (server.refusal !== undefined) return { state: "refused", why: server.refusal };
-  if (!server.enabled) return { state: "disabled", why: "enabled: false in config.yaml" };
-  if (safeMode) return { state: "disabled", why: "MIBYAN_SAFE_MODE is set" };
-  return undefined;
 }
 
 function defaultAuthorizationNotice(logger: Logger): (server: string, url: URL) => void {

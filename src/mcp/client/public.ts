@@ -14,9 +14,33 @@ export type { McpClock, McpServerStatus, McpState, McpTimings } from "./types.js
 export type { McpElicitationAnswer, McpElicitationHandler, McpElicitationRequest } from "./types.js";
 export type { McpServerTestResult, TestMcpServerOptions } from "./test-server.js";
 
-/** Starts the configured MCP servers and keeps their tools in the registry (docs/mcp.md). */
-export async function discoverMcpTools(options?: DiscoverMcpOptions): Promise<McpHandle> {
-  return (await import("./discover.js")).discoverMcpTools(options);
+/**
+ * Starts the configured MCP servers and keeps their tools in the registry (docs/mcp.md).
+ *
+ * The stdio servers are spawned (launch.ts, which loads no SDK) while the client and the SDK load,
+ * so their start-up overlaps ours; the client then connects over the running children. If loading
+ * the client fails, or anything throws before the handle exists, the children are ended first.
+ */
+export async function discoverMcpTools(options: DiscoverMcpOptions = {}): Promise<McpHandle> {
+  const [{ discoverySettings }, { launchMcpServers }] = await Promise.all([import("./options.js"), import("./launch.js")]);
+  const settings = await discoverySettings(options);
+  const launch = await launchMcpServers({ config: settings.config, env: settings.env, home: settings.home, warn: (message) => settings.logger.warn(message) });
+  let client: Promise<typeof import("./discover.js")>;
+  try {
+    client = import("./discover.js");
+  } catch (error) {
+    await launch.close();
+    throw error;
+  }
+  let discoverLaunched: (typeof import("./discover.js"))["discoverLaunched"];
+  try {
+    ({ discoverLaunched } = await client);
+  } catch (error) {
+    await launch.close();
+    throw error;
+  }
+  // From here discoverLaunched owns the children (it ends them itself if it throws).
+  return discoverLaunched(settings, launch);
 }
 
 /** Connects to one server entry afresh and lists its tools, registering nothing (`mibyan mcp test`). */

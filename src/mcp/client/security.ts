@@ -160,33 +160,53 @@ export function loadMcpCommandScanner(): Promise<void> {
  * command line looks like an attack. Never throws.
  */
 export function suspiciousStdioCommand(command: string, args: readonly string[]): string | undefined {
+  return checkStdioCommand(command, args).refusal;
+}
+
+/** The verdict on a stdio command line, and whether it is the full analysis's. */
+export interface StdioCommandCheck {
+  /** Why it must not be started; `undefined`: nothing looks like an attack. */
+  refusal: string | undefined;
+  /**
+   * True when this is the verdict the full analysis gives: a text rule refused it, or the engine
+   * judged the whole line (with the grammar, or on the fast parser alone, which gives the same tree
+   * for every text it takes: src/shell/parser.ts). False when some text in the line needs the bash
+   * grammar and it is not loaded yet: the verdict is the text rules' alone, and a caller that must
+   * not start a server before the full check (launch.ts) loads the grammar and asks again.
+   */
+  complete: boolean;
+}
+
+/** `suspiciousStdioCommand`, saying whether the verdict is final without the bash grammar. Never throws. */
+export function checkStdioCommand(command: string, args: readonly string[]): StdioCommandCheck {
   try {
     const words = [command, ...args].map((word) => String(word));
     for (const script of inlineScripts(words)) {
       if (script.length > MAX_INLINE_SCRIPT_CHARS) {
-        return `refused: its inline script is ${script.length} characters long (limit ${MAX_INLINE_SCRIPT_CHARS}); put the server's code in a file`;
+        return { refusal: `refused: its inline script is ${script.length} characters long (limit ${MAX_INLINE_SCRIPT_CHARS}); put the server's code in a file`, complete: true };
       }
       for (const rule of INLINE_SCRIPT_RULES) {
-        if (rule.all.every((pattern) => pattern.test(script))) return `refused: ${rule.reason} [${rule.id}]`;
+        if (rule.all.every((pattern) => pattern.test(script))) return { refusal: `refused: ${rule.reason} [${rule.id}]`, complete: true };
       }
     }
-    return engineReason(words);
+    return engineCheck(words);
   } catch (thrown) {
     // A bug in an analyser must not start a server it could not judge, nor crash discovery.
-    return `refused: its command line could not be checked (${thrown instanceof Error ? thrown.message : String(thrown)})`;
+    return { refusal: `refused: its command line could not be checked (${thrown instanceof Error ? thrown.message : String(thrown)})`, complete: true };
   }
 }
 
-function engineReason(words: readonly string[]): string | undefined {
+function engineCheck(words: readonly string[]): StdioCommandCheck {
   const line = words.map(quoteWord).join(" ");
-  if (line.length > MAX_INLINE_SCRIPT_CHARS * 2) return `refused: its command line is ${line.length} characters long`;
+  if (line.length > MAX_INLINE_SCRIPT_CHARS * 2) return { refusal: `refused: its command line is ${line.length} characters long`, complete: true };
   const detection = withoutShellGrammar(() => detect(line));
-  if (detection === undefined) return undefined; // needs the grammar, not loaded: the text rules above decided
+  // Needs the grammar, not loaded: the text rules above decided, for now.
+  if (detection === undefined) return { refusal: undefined, complete: false };
   for (const match of detection.matches) {
     const reason = REFUSING_RULES[match.rule] ?? (match.hardline ? match.description : undefined);
-    if (reason !== undefined) return `refused: its command line ${reason} [${match.rule}: ${match.prefix}]`;
+    if (reason !== undefined) return { refusal: `refused: its command line ${reason} [${match.rule}: ${match.prefix}]`, complete: true };
   }
-  return undefined;
+  return { refusal: undefined, complete: true };
 }
 
 /** Single-quotes a word for bash unless it needs none. */

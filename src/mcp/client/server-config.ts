@@ -91,7 +91,7 @@ export function resolveMcpServer(name: string, raw: McpServerConfig | undefined,
   const url = nonEmpty(entry.url);
   const refuse = (reason: string): ResolvedMcpServer => {
     server.refusal = reason;
-    warn(`MCP server '${name}' is not started: ${reason}`);
+    warn(refusalWarning(name, reason));
     return server;
   };
 
@@ -114,6 +114,11 @@ export function resolveMcpServer(name: string, raw: McpServerConfig | undefined,
   const suspicious = suspiciousStdioCommand(server.command, server.args);
   if (suspicious !== undefined) return refuse(suspicious);
   return server;
+}
+
+/** The warning for an entry that is not started. */
+export function refusalWarning(name: string, reason: string): string {
+  return `MCP server '${name}' is not started: ${reason}`;
 }
 
 const TRUE_WORDS = new Set(["true", "yes", "on", "1"]);

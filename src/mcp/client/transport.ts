@@ -18,12 +18,12 @@ import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import path from "node:path";
 
 import type { EnvVars } from "../../util/env-vars.js";
-import { stdioEnvironment } from "./environment.js";
+import { stdioProcessOptions } from "./launch.js";
 import { FileOAuthProvider } from "./oauth-provider.js";
 import { ProcessGroupStdioTransport } from "./stdio-transport.js";
+import { stderrLogPath, type StdioServerProcess } from "./stdio-process.js";
 import type { ResolvedMcpServer } from "./server-config.js";
 import { permissiveSchemaValidator } from "./output-schema.js";
 
@@ -37,6 +37,11 @@ export interface TransportOptions {
   /** The profile home: stderr logs and OAuth tokens live under it. */
   home: string;
   onAuthorizationUrl?: ((server: string, url: URL) => void) | undefined;
+  /**
+   * A stdio child launch.ts already spawned for this server, handed over once (later calls give
+   * `undefined`): the first connection adopts it instead of spawning; retries spawn afresh.
+   */
+  takeSpawned?: (() => StdioServerProcess | undefined) | undefined;
 }
 
 export interface Connected {
@@ -49,11 +54,7 @@ export interface Connected {
   stderrTail?: () => string;
 }
 
-/** The per-server stderr log. */
-export function stderrLogPath(home: string, server: string): string {
-  const safe = server.replace(/[^A-Za-z0-9_.-]/gu, "_").replace(/^\.+/u, "_") || "_";
-  return path.join(home, "logs", "mcp", `${safe}.log`);
-}
+export { stderrLogPath };
 
 /** A fresh SDK client. Output schemas are checked by us, leniently (output-schema.ts), never by the SDK. */
 export function createClient(setup?: (client: Client) => void): Client {
@@ -100,7 +101,8 @@ function wantsSseFallback(error: unknown): boolean {
 }
 
 /**
- * Connects a new client to `server` (spawning the stdio child, or opening HTTP), bounded by
+ * Connects a new client to `server` (spawning the stdio child or adopting the one launched early,
+ * or opening HTTP), bounded by
  * `server.connectTimeoutMs`. Throws what the transport or `initialize` threw; a half-open transport is
  * closed first, so a failed attempt leaves no process.
  */
@@ -112,13 +114,11 @@ export async function connectServer(
 ): Promise<Connected> {
   const requestOptions = { timeout: server.connectTimeoutMs, ...(signal === undefined ? {} : { signal }) };
   if (server.transport === "stdio") {
-    const transport = new ProcessGroupStdioTransport({
-      command: server.command!,
-      args: server.args ?? [],
-      env: stdioEnvironment(server.env, options.env ?? process.env),
-      cwd: server.cwd,
-      stderrLog: stderrLogPath(options.home, server.name),
-    });
+    const spawned = options.takeSpawned?.();
+    const transport =
+      spawned !== undefined
+        ? ProcessGroupStdioTransport.adopt(spawned)
+        : new ProcessGroupStdioTransport(stdioProcessOptions(server, options.env ?? process.env, options.home));
     const client = createClient(setup);
     try {
       await client.connect(transport, requestOptions);
