@@ -58,7 +58,7 @@ async function start(options: { args?: string[]; config?: string; elicit?: Elici
   return { client, work, stderr: () => stderr, asked };
 }
 
-const text = (result: { content?: unknown }): string => ((result.content as { type: string; text?: string }[]) ?? []).map((b) => b.text ?? "").join("\n");
+const text = (result: unknown): string => (((result as { content?: unknown }).content as { type: string; text?: string }[]) ?? []).map((b) => b.text ?? "").join("\n");
 
 beforeAll(async () => {
   await discoverBuiltinTools();
