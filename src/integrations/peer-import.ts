@@ -19,11 +19,14 @@ export function peerMissingMessage(peer: IntegrationPeer, subpath: string): stri
 }
 
 function isMissingPackage(err: unknown, peer: string): boolean {
-  const e = err as { code?: unknown; message?: unknown } | null;
-  if (e === null || typeof e !== "object") return false;
-  if (e.code !== "ERR_MODULE_NOT_FOUND" && e.code !== "MODULE_NOT_FOUND") return false;
-  // The framework itself, not a package it failed to find in turn.
-  return typeof e.message === "string" && (e.message.includes(`'${peer}'`) || e.message.includes(`"${peer}"`));
+  // Node's own error, or the same wrapped (as `cause`) by a loader or test runner in between.
+  for (let e = err as { code?: unknown; message?: unknown; cause?: unknown } | null | undefined, depth = 0; depth < 4; e = e.cause as typeof e, depth++) {
+    if (e === null || typeof e !== "object") return false;
+    if (e.code !== "ERR_MODULE_NOT_FOUND" && e.code !== "MODULE_NOT_FOUND") continue;
+    // The framework itself, not a package it failed to find in turn.
+    return typeof e.message === "string" && (e.message.includes(`'${peer}'`) || e.message.includes(`"${peer}"`));
+  }
+  return false;
 }
 
 /** Imports a framework, turning "not installed" into `peerMissingMessage`; any other failure is rethrown as it is. */
