@@ -25,22 +25,15 @@ export async function discoverMcpTools(options: DiscoverMcpOptions = {}): Promis
   const [{ discoverySettings }, { launchMcpServers }] = await Promise.all([import("./options.js"), import("./launch.js")]);
   const settings = await discoverySettings(options);
   const launch = await launchMcpServers({ config: settings.config, env: settings.env, home: settings.home, warn: (message) => settings.logger.warn(message) });
-  let client: Promise<typeof import("./discover.js")>;
   try {
-    client = import("./discover.js");
+    const client = await import("./discover.js");
+    // discoverLaunched owns the children from here (it ends them itself when it throws); closing
+    // again below is a no-op then, and covers a client that failed to load or is not what we expect.
+    return await client.discoverLaunched(settings, launch);
   } catch (error) {
     await launch.close();
     throw error;
   }
-  let discoverLaunched: (typeof import("./discover.js"))["discoverLaunched"];
-  try {
-    ({ discoverLaunched } = await client);
-  } catch (error) {
-    await launch.close();
-    throw error;
-  }
-  // From here discoverLaunched owns the children (it ends them itself if it throws).
-  return discoverLaunched(settings, launch);
 }
 
 /** Connects to one server entry afresh and lists its tools, registering nothing (`mibyan mcp test`). */

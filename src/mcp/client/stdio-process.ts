@@ -110,18 +110,17 @@ export class StdioServerProcess {
       windowsHide: true,
     });
     this.child = child;
+    // Remembered from the moment it has a pid (before its 'spawn' event), so a program that exits on
+    // this very turn still ends it.
+    if (child.pid !== undefined) live.add(child);
     this.exited = new Promise((done) => child.once("close", () => done()));
     this.started = new Promise((resolve, reject) => {
       // `on`, not `once`: a second error (a failed kill) must not be an uncaught exception.
       child.on("error", (error) => {
-        if (child.pid === undefined) live.delete(child);
         reject(error);
         this.emit({ kind: "error", error });
       });
-      child.once("spawn", () => {
-        live.add(child);
-        resolve();
-      });
+      child.once("spawn", () => resolve());
     });
     this.started.catch(() => undefined); // reported to whoever awaits it; never an unhandled rejection
     child.once("close", () => {
