@@ -15,7 +15,8 @@
  *   process), all three measured in the same interleaved rounds. Target ≤ 1.5× (issue 12).
  *
  * Samples alternate between the two sides (the machine is shared and drifts). Imports the build.
- * `node bench/mcp.mjs [--quick] [--runs N]` runs it alone; `--cli-only` runs only `mcp.cliTools3`.
+ * `node bench/mcp.mjs [--quick] [--runs N]` runs it alone; `--cli-only` runs only `mcp.cliTools3`, and
+ * `--cli PATH` times another build's bin/mibyan.js there (an older commit's, for a before/after).
  */
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -163,10 +164,10 @@ export async function benchMcp({ quick, note, runs: runsOverride }) {
 }
 
 /** Runs `node bin/mibyan.js tools --json` in `env`; resolves with the wall time and the parsed output. */
-function timeCliTools(env) {
+function timeCliTools(env, cli = CLI) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, [CLI, "tools", "--json"], { env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [cli, "tools", "--json"], { env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (text) => (stdout += text));
@@ -185,7 +186,7 @@ function timeCliTools(env) {
  * 3 SDK clients connecting and listing in this (warm) process. Each round runs the three sides in a
  * rotating order, so load on the shared machine hits them alike.
  */
-export async function benchCliTools3({ quick, runs: runsOverride }) {
+export async function benchCliTools3({ quick, runs: runsOverride, cli = CLI }) {
   const sdkClient = sdkFixtureClient;
   const scratch = mkdtempSync(path.join(tmpdir(), "mibyan-bench-mcp-cli-"));
   try {
@@ -203,10 +204,10 @@ export async function benchCliTools3({ quick, runs: runsOverride }) {
     };
     mkdirSync(path.join(scratch, "proc"), { recursive: true, mode: 0o700 });
     // Sanity, and the first runs write the discovery scan cache (as for any user after the first command).
-    const first = await timeCliTools(envFor(homes.three));
+    const first = await timeCliTools(envFor(homes.three), cli);
     const states = (first.output.mcpServers ?? []).map((s) => s.state);
     if (states.length !== 3 || states.some((state) => state !== "ready")) throw new Error(`mcp bench: mibyan tools saw servers ${JSON.stringify(first.output.mcpServers)}`);
-    await timeCliTools(envFor(homes.none));
+    await timeCliTools(envFor(homes.none), cli);
 
     const sdk3 = async () => {
       const started = performance.now();
@@ -217,8 +218,8 @@ export async function benchCliTools3({ quick, runs: runsOverride }) {
       return { elapsed };
     };
     const sides = [
-      ["none", () => timeCliTools(envFor(homes.none))],
-      ["three", () => timeCliTools(envFor(homes.three))],
+      ["none", () => timeCliTools(envFor(homes.none), cli)],
+      ["three", () => timeCliTools(envFor(homes.three), cli)],
       ["sdk", sdk3],
     ];
     const runs = runsOverride ?? (quick ? 3 : 10);
@@ -250,7 +251,13 @@ export async function benchCliTools3({ quick, runs: runsOverride }) {
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const args = process.argv.slice(2);
   const runsAt = args.indexOf("--runs");
-  const options = { quick: args.includes("--quick"), runs: runsAt === -1 ? undefined : Number(args[runsAt + 1]), note: (m) => process.stderr.write(`${m}\n`) };
+  const cliAt = args.indexOf("--cli");
+  const options = {
+    quick: args.includes("--quick"),
+    runs: runsAt === -1 ? undefined : Number(args[runsAt + 1]),
+    cli: cliAt === -1 ? undefined : path.resolve(args[cliAt + 1]),
+    note: (m) => process.stderr.write(`${m}\n`),
+  };
   const rows = args.includes("--cli-only") ? [await benchCliTools3(options)] : await benchMcp(options);
   for (const r of rows) process.stdout.write(`${JSON.stringify(r)}\n`);
 }

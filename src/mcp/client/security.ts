@@ -21,8 +21,10 @@
  *
  * The engine needs the bash grammar for some command texts; `suspiciousStdioCommand` is
  * synchronous and uses the grammar when it is loaded, the fast parser otherwise, and when
- * neither can take the text it relies on layer 2 alone. Call `loadMcpCommandScanner()` once
- * (await it) before resolving servers to get the full analysis every time.
+ * neither can take the text it relies on layer 2 alone. `checkStdioCommand` says which case it
+ * was (`complete`): launch.ts starts a server at once on a complete verdict (most launchers, such
+ * as `npx -y pkg args`, are in the fast parser's subset) and loads the grammar (`loadMcpCommandScanner()`)
+ * and asks again otherwise, so no server starts on the text rules' word alone.
  *
  * Not covered (docs/mcp-results.md#security): what a package run by `npx -y` / `uvx` / `docker
  * run` does once started (a malicious package is indistinguishable from its command line), a
