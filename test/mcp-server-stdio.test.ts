@@ -178,6 +178,50 @@ describe("mibyan mcp serve (stdio)", () => {
     expect(text(result)).toContain("OPENAI_API_KEY");
   });
 
+  it("a plugin's console output goes to stderr, its tool is served and its pre_tool_call hook blocks MCP calls", async () => {
+    const config = "plugins:\n  enabled: [noisy]\n";
+    const { home, work } = place(config);
+    mkdirSync(path.join(home, "plugins/noisy"), { recursive: true });
+    writeFileSync(path.join(home, "plugins/noisy/plugin.yaml"), "name: noisy\n");
+    writeFileSync(
+      path.join(home, "plugins/noisy/index.js"),
+      `console.log("noisy: loading");
+export function register(ctx) {
+  console.log("noisy: registering");
+  ctx.registerTool({ name: "noisy_hello", toolset: "noisy", schema: { description: "Say hello loudly", parameters: { type: "object", properties: {} } },
+    handler: () => { console.log("noisy: called"); console.info("noisy: info"); return "hello"; } });
+  ctx.registerHook("pre_tool_call", ({ toolName, args }) =>
+    toolName === "terminal" && /\\brm\\b/.test(String(args.command)) ? { action: "block", message: "noisy: no rm here" } : undefined);
+}
+`,
+    );
+    const child = spawn(process.execPath, [BIN, "mcp", "serve"], { env: cliEnv(home, home), cwd: work, stdio: ["pipe", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")));
+    child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString("utf8")));
+    const send = (message: object): boolean => child.stdin.write(`${JSON.stringify(message)}\n`);
+    mkdirSync(path.join(work, "build"));
+    send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: { elicitation: {} }, clientInfo: { name: "raw", version: "1" } } });
+    send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
+    send({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "noisy_hello", arguments: {} } });
+    send({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "terminal", arguments: { command: "rm -rf build" } } });
+    await expect.poll(() => out.split("\n").filter((l) => l.includes('"id":4')).length, { timeout: 10_000 }).toBe(1);
+    child.stdin.end();
+    await new Promise((resolve) => child.on("close", resolve));
+    const messages = out.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as { id?: number; result?: { tools?: { name: string }[]; content?: { text: string }[]; isError?: boolean } });
+    expect(messages.every((m) => (m as { jsonrpc?: string }).jsonrpc === "2.0")).toBe(true);
+    expect(err).toContain("noisy: registering");
+    expect(err).toContain("noisy: called");
+    expect(messages.find((m) => m.id === 2)!.result!.tools!.map((t) => t.name)).toContain("noisy_hello");
+    expect(messages.find((m) => m.id === 3)!.result!.content![0]!.text).toBe("hello");
+    const blocked = messages.find((m) => m.id === 4)!.result!;
+    expect(blocked.isError).toBe(true);
+    expect(blocked.content![0]!.text).toContain("noisy: no rm here");
+    expect(existsSync(path.join(work, "build"))).toBe(true);
+  });
+
   it("--print-tools prints the list as tools/list gives it", async () => {
     const { home, work } = place();
     const child = spawn(process.execPath, [BIN, "mcp", "serve", "--print-tools", "--tools", "read_file,terminal"], { env: cliEnv(home, home), cwd: work });

@@ -113,6 +113,9 @@ export interface MibyanMcpServer {
   serveStdio(): Promise<void>;
   /** Serves Streamable HTTP on a node:http server. */
   listen(options?: McpHttpOptions): Promise<McpHttpServer>;
-  /** Closes every connection and HTTP server and removes the elicitation surface's hold on the gate. */
+  /**
+   * Closes every connection and HTTP server (their running calls are aborted). The elicitation surface stays
+   * on the gate: outside a call of this server it answers with `approvalFallback`.
+   */
   close(): Promise<void>;
 }
