@@ -19,9 +19,27 @@ const execFileAsync = promisify(execFile);
 
 const examples = allExamples(REPO);
 const runnable = examples.filter((e) => e.mode === "run");
-/** Packages the examples may import besides the package itself; the consumer project installs them. */
-const EXAMPLE_DEPENDENCIES: Record<string, string> = { zod: "4.6.7" };
+/**
+ * Packages the examples may import besides the package itself; the consumer project installs them.
+ * `ai` for docs/integrations/ai-sdk.md; its declarations import json-schema's types without depending on them.
+ */
+const EXAMPLE_DEPENDENCIES: Record<string, string> = { zod: "4.6.7", ai: "6.0.333", "@types/json-schema": "7.0.15" };
 const ENTRY_POINTS = ["mibyan-tools", "mibyan-tools/backends", "mibyan-tools/tools"];
+/** Subpaths whose framework is an optional peer: importing them needs the framework, so they are checked with it (`tsconfig.ai.json`). */
+const ADAPTER_ENTRY_POINTS = ["mibyan-tools/ai-sdk"];
+
+/**
+ * Examples that import the AI SDK go to examples-ai/ and compile with `tsconfig.ai.json`: ai@6's own
+ * declarations do not compile under `exactOptionalPropertyTypes` (its `ToolSet` fails its own `Tool`
+ * constraint) and name the DOM's `HeadersInit`, so that project turns that flag off and adds the DOM
+ * lib; the rest stays strict, skipLibCheck false.
+ */
+function usesAiSdk(e: DocExample): boolean {
+  return /\bfrom\s*["']ai(\/[^"']*)?["']/.test(e.code);
+}
+function exampleDir(e: DocExample): string {
+  return usesAiSdk(e) ? "examples-ai" : "examples";
+}
 /**
  * Consumer files from test/fixtures compiled against the packed declarations too (their imports
  * of ../../../src/index.js rewritten to the package): what they check of the source types must
@@ -65,10 +83,16 @@ beforeAll(async () => {
     writeFileSync(path.join(project, "fixtures", fixture.replaceAll("/", "--")), text);
   }
   mkdirSync(path.join(project, "examples"));
+  mkdirSync(path.join(project, "examples-ai"));
   for (const e of examples) {
     const { name, text } = exampleSource(e);
-    writeFileSync(path.join(project, "examples", name), text);
+    writeFileSync(path.join(project, exampleDir(e), name), text);
   }
+  writeFileSync(path.join(project, "api-ai.ts"), `${ADAPTER_ENTRY_POINTS.map((e, i) => `import * as adapter${i} from "${e}";`).join("\n")}\nexport const adapters = [${ADAPTER_ENTRY_POINTS.map((_, i) => `adapter${i}`).join(", ")}];\n`);
+  writeFileSync(
+    path.join(project, "tsconfig.ai.json"),
+    JSON.stringify({ extends: "./tsconfig.node.json", compilerOptions: { exactOptionalPropertyTypes: false, lib: ["ES2022", "DOM"] }, include: ["api-ai.ts", "examples-ai"] }, null, 2),
+  );
 }, 300_000);
 
 afterAll(() => {
@@ -78,7 +102,7 @@ afterAll(() => {
 describe("the tarball", () => {
   it("holds what a user needs and nothing else", () => {
     const files = packDryRun().files.map((f) => f.path);
-    for (const needed of ["package.json", "README.md", "LICENSE", "bin/mibyan.js", "dist/index.js", "dist/index.d.ts", "dist/backends.js", "dist/backends.d.ts", "dist/tool-handlers.js", "dist/tool-handlers.d.ts", "dist/cli/main.js", "grammar/tree-sitter-bash.wasm", "grammar/LICENSE-tree-sitter-bash"]) {
+    for (const needed of ["package.json", "README.md", "LICENSE", "bin/mibyan.js", "dist/index.js", "dist/index.d.ts", "dist/backends.js", "dist/backends.d.ts", "dist/ai-sdk.js", "dist/ai-sdk.d.ts", "dist/tool-handlers.js", "dist/tool-handlers.d.ts", "dist/cli/main.js", "grammar/tree-sitter-bash.wasm", "grammar/LICENSE-tree-sitter-bash"]) {
       expect(files, needed).toContain(needed);
     }
     // Top level: the manifest, the readme, the license, bin/, dist/ and the bash grammar. In dist/: no maps, no build
@@ -159,6 +183,10 @@ describe("the tarball", () => {
     const script = `for (const e of ${JSON.stringify(ENTRY_POINTS)}) console.log(Object.keys(await import(e)).length);`;
     const { stdout } = await execFileAsync(process.execPath, ["--input-type=module", "-e", script], { cwd: project, timeout: 60_000 });
     const [main, backends, tools] = stdout.trim().split("\n").map(Number);
+    // The adapters import their framework, which the consumer installed for the examples.
+    const adapters = `for (const e of ${JSON.stringify(ADAPTER_ENTRY_POINTS)}) console.log(Object.keys(await import(e)).length);`;
+    const loaded = await execFileAsync(process.execPath, ["--input-type=module", "-e", adapters], { cwd: project, timeout: 60_000 });
+    for (const count of loaded.stdout.trim().split("\n").map(Number)) expect(count).toBeGreaterThan(0);
     expect(main).toBeGreaterThan(50);
     expect(backends).toBeGreaterThan(10);
     expect(tools).toBeGreaterThan(5);
@@ -180,6 +208,12 @@ describe.each(Object.keys(COMPILERS) as (keyof typeof COMPILERS)[])("public type
     expect(result.ok).toBe(true);
   }, 240_000);
 
+  it("compile with the AI SDK installed: mibyan-tools/ai-sdk and its examples", async () => {
+    const result = await tsc(project, compiler, "tsconfig.ai.json", ["--noEmit"]);
+    expect(result.output).toBe("");
+    expect(result.ok).toBe(true);
+  }, 240_000);
+
   it("compile without any Node types (lib ES2022 + DOM)", async () => {
     const result = await tsc(project, compiler, "tsconfig.dom.json");
     expect(result.output).toBe("");
@@ -189,12 +223,14 @@ describe.each(Object.keys(COMPILERS) as (keyof typeof COMPILERS)[])("public type
 
 describe("the docs' examples", () => {
   it("import only from the package's entry points (or a package the consumer installs)", () => {
-    const allowed = new Set([...ENTRY_POINTS, ...Object.keys(EXAMPLE_DEPENDENCIES)]);
+    const allowed = new Set([...ENTRY_POINTS, ...ADAPTER_ENTRY_POINTS, ...Object.keys(EXAMPLE_DEPENDENCIES)]);
     const bad: string[] = [];
     for (const e of examples) {
       for (const m of e.code.matchAll(/\bfrom\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/g)) {
         const spec = m[1] ?? m[2]!;
-        if (!allowed.has(spec) && !spec.startsWith("node:")) bad.push(`${e.file}:${e.line} imports "${spec}"`);
+        // An installed package's own subpaths (ai/test) are that package.
+        const pkg = spec.startsWith("mibyan-tools") ? spec : spec.startsWith("@") ? spec.split("/").slice(0, 2).join("/") : spec.split("/")[0]!;
+        if (!allowed.has(pkg) && !spec.startsWith("node:")) bad.push(`${e.file}:${e.line} imports "${spec}"`);
       }
     }
     expect(bad).toEqual([]);
@@ -210,10 +246,11 @@ describe("the docs' examples", () => {
     beforeAll(async () => {
       // Emit once with TypeScript 5.9 (type errors are the compile tests' business; emit anyway).
       await tsc(project, "ts5.9", "tsconfig.node.json", ["--noEmitOnError", "false"]);
+      await tsc(project, "ts5.9", "tsconfig.ai.json", ["--noEmitOnError", "false"]);
     }, 240_000);
 
     it.each(runnable.map((e) => [e.id, e] as const))("%s", async (_id, e) => {
-      const js = path.join(project, "out/examples", `${e.id}.${e.lang === "js" ? "mjs" : "js"}`);
+      const js = path.join(project, "out", exampleDir(e), `${e.id}.${e.lang === "js" ? "mjs" : "js"}`);
       expect(existsSync(js), `${js} was not emitted`).toBe(true);
       const home = mkdtempSync(path.join(tmp, "home-"));
       try {
