@@ -16,7 +16,8 @@
  *
  * Samples alternate between the two sides (the machine is shared and drifts). Imports the build.
  * `node bench/mcp.mjs [--quick] [--runs N]` runs it alone; `--cli-only` runs only `mcp.cliTools3`, and
- * `--cli PATH` times another build's bin/mibyan.js there (an older commit's, for a before/after).
+ * `--cli PATH` times another build's bin/mibyan.js there; `--compare PATH` times another build's in the
+ * same rounds too (row `mcp.cliTools3.compare`: a before/after on a machine whose load drifts).
  */
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -159,7 +160,7 @@ export async function benchMcp({ quick, note, runs: runsOverride }) {
     }),
   );
 
-  rows.push(await benchCliTools3({ quick, runs: runsOverride }));
+  rows.push(...(await benchCliTools3({ quick, runs: runsOverride })));
   return rows;
 }
 
@@ -186,16 +187,17 @@ function timeCliTools(env, cli = CLI) {
  * 3 SDK clients connecting and listing in this (warm) process. Each round runs the three sides in a
  * rotating order, so load on the shared machine hits them alike.
  */
-export async function benchCliTools3({ quick, runs: runsOverride, cli = CLI }) {
+export async function benchCliTools3({ quick, runs: runsOverride, cli = CLI, compare }) {
   const sdkClient = sdkFixtureClient;
   const scratch = mkdtempSync(path.join(tmpdir(), "mibyan-bench-mcp-cli-"));
   try {
-    const homes = { none: path.join(scratch, "none"), three: path.join(scratch, "three") };
+    // Each build gets homes of its own, so the two never share (and thrash) a discovery scan cache.
+    const homes = { none: path.join(scratch, "none"), three: path.join(scratch, "three"), noneB: path.join(scratch, "noneB"), threeB: path.join(scratch, "threeB") };
     const server = `    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(FIXTURE)}]\n`;
-    mkdirSync(homes.none, { recursive: true });
-    mkdirSync(homes.three, { recursive: true });
-    writeFileSync(path.join(homes.none, "config.yaml"), "{}\n");
-    writeFileSync(path.join(homes.three, "config.yaml"), `mcp_servers:\n${["a", "b", "c"].map((name) => `  ${name}:\n${server}`).join("")}`);
+    for (const [name, home] of Object.entries(homes)) {
+      mkdirSync(home, { recursive: true });
+      writeFileSync(path.join(home, "config.yaml"), name.startsWith("none") ? "{}\n" : `mcp_servers:\n${["a", "b", "c"].map((id) => `  ${id}:\n${server}`).join("")}`);
+    }
     const envFor = (home) => {
       const env = { ...process.env, MIBYAN_HOME: home, MIBYAN_PROCESS_ROOT: path.join(scratch, "proc") };
       delete env.NODE_OPTIONS; // npm may set it; the figure is for a plain `node`
@@ -222,8 +224,14 @@ export async function benchCliTools3({ quick, runs: runsOverride, cli = CLI }) {
       ["three", () => timeCliTools(envFor(homes.three), cli)],
       ["sdk", sdk3],
     ];
+    // `compare`: another build's CLI timed in the same rounds (a before/after on a drifting machine).
+    if (compare !== undefined) {
+      await timeCliTools(envFor(homes.threeB), compare);
+      await timeCliTools(envFor(homes.noneB), compare);
+      sides.push(["noneB", () => timeCliTools(envFor(homes.noneB), compare)], ["threeB", () => timeCliTools(envFor(homes.threeB), compare)]);
+    }
     const runs = runsOverride ?? (quick ? 3 : 10);
-    const samples = { none: [], three: [], sdk: [] };
+    const samples = { none: [], three: [], sdk: [], noneB: [], threeB: [] };
     for (let i = 0; i < runs + 1; i++) {
       for (let k = 0; k < sides.length; k++) {
         const [name, fn] = sides[(i + k) % sides.length];
@@ -231,18 +239,20 @@ export async function benchCliTools3({ quick, runs: runsOverride, cli = CLI }) {
         if (i >= 1) samples[name].push(elapsed);
       }
     }
-    const added = median(samples.three) - median(samples.none);
-    const result = row({
-      name: "mcp.cliTools3",
-      label: `mibyan tools --json: 3 stdio servers minus none (ms added; none ${round(median(samples.none), 0)} ms, three ${round(median(samples.three), 0)} ms)`,
-      value: added,
-      baseline: median(samples.sdk),
-      baselineLabel: "3 SDK clients connect + listTools (warm process, same rounds)",
-      unit: "ms",
-      target: 1.5,
-      samples: runs,
-    });
-    return result;
+    const cliRow = (name, none, three, which) =>
+      row({
+        name,
+        label: `mibyan tools --json${which}: 3 stdio servers minus none (ms added; none ${round(median(none), 0)} ms, three ${round(median(three), 0)} ms)`,
+        value: median(three) - median(none),
+        baseline: median(samples.sdk),
+        baselineLabel: "3 SDK clients connect + listTools (warm process, same rounds)",
+        unit: "ms",
+        target: 1.5,
+        samples: runs,
+      });
+    const rows = [cliRow("mcp.cliTools3", samples.none, samples.three, "")];
+    if (compare !== undefined) rows.push(cliRow("mcp.cliTools3.compare", samples.noneB, samples.threeB, ` (${compare})`));
+    return rows;
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
@@ -252,12 +262,14 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const args = process.argv.slice(2);
   const runsAt = args.indexOf("--runs");
   const cliAt = args.indexOf("--cli");
+  const compareAt = args.indexOf("--compare");
   const options = {
     quick: args.includes("--quick"),
     runs: runsAt === -1 ? undefined : Number(args[runsAt + 1]),
     cli: cliAt === -1 ? undefined : path.resolve(args[cliAt + 1]),
+    compare: compareAt === -1 ? undefined : path.resolve(args[compareAt + 1]),
     note: (m) => process.stderr.write(`${m}\n`),
   };
-  const rows = args.includes("--cli-only") ? [await benchCliTools3(options)] : await benchMcp(options);
+  const rows = args.includes("--cli-only") ? await benchCliTools3(options) : await benchMcp(options);
   for (const r of rows) process.stdout.write(`${JSON.stringify(r)}\n`);
 }
