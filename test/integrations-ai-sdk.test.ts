@@ -15,7 +15,7 @@ import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { getApprovalGate, setApprovalGate } from "../src/approval/default-gate.js";
 import type { ApprovalRequest, ApprovalSurface, GateDecision } from "../src/approval/flow/types.js";
 import { toAiSdkTools } from "../src/ai-sdk.js";
-import { getToolDefinitions, handleFunctionCall, registry } from "../src/index.js";
+import { ToolRegistry, createMemoryLogger as memoryLogger, getToolDefinitions, handleFunctionCall, registry } from "../src/index.js";
 import "../src/tools/read-file.js";
 import "../src/tools/terminal.js";
 import { createMemoryLogger } from "../src/util/logger.js";
@@ -122,6 +122,29 @@ describe("generateText with a mock model", () => {
     expect(seen.value).toBe(await handleFunctionCall("read_file", { path: missing }));
     expect(JSON.parse(seen.value)).toHaveProperty("error");
     expect(result.text).toBe("done");
+  });
+});
+
+describe("media", () => {
+  it("a multimodal result reaches the model as content with a media part (base64 and its type)", async () => {
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47]).toString("base64");
+    const own = new ToolRegistry({ logger: memoryLogger() });
+    own.register({
+      name: "chart",
+      toolset: "media",
+      schema: { description: "draws", parameters: { type: "object", properties: {} } },
+      handler: () => ({ type: "multimodal", parts: [{ type: "text", text: "the chart" }, { type: "image", data: png, mimeType: "image/png" }] }),
+    });
+    const model = scriptedModel("chart", {});
+    await generateText({ model, tools: toAiSdkTools({ registry: own }), prompt: "draw", stopWhen: stepCountIs(3) });
+    expect(toolOutputSeen(model)).toEqual({
+      type: "content",
+      value: [
+        { type: "text", text: "the chart" },
+        // Our `media` part, as the SDK hands it to the provider.
+        { type: "image-data", data: png, mediaType: "image/png" },
+      ],
+    });
   });
 });
 
