@@ -28,7 +28,8 @@ export class McpHttpConfigError extends Error {
 }
 
 interface Deps {
-  newServer: () => Server;
+  /** A fresh SDK server; `stateless`: for one request, not a session. */
+  newServer: (stateless: boolean) => Server;
   logger: Logger;
   onSessionClosed: (sessionId: string) => void;
 }
@@ -84,7 +85,7 @@ export async function listenHttp(options: McpHttpOptions, deps: Deps): Promise<M
     if (options.stateless === true) {
       if (req.method !== "POST") return sendError(res, 405, "Method not allowed: this server is stateless (POST only)", { Allow: "POST" });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-      const server = deps.newServer();
+      const server = deps.newServer(true);
       res.on("close", () => {
         void transport.close();
         void server.close();
@@ -102,7 +103,7 @@ export async function listenHttp(options: McpHttpOptions, deps: Deps): Promise<M
     if (req.method !== "POST" || !isInitializeRequest(body)) {
       return sendError(res, 400, "Bad request: no Mcp-Session-Id; start with an initialize request");
     }
-    const server = deps.newServer();
+    const server = deps.newServer(false);
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (sessionId) => {

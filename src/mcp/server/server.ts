@@ -58,8 +58,13 @@ export async function createMcpServer(options: McpServerOptions = {}): Promise<M
   const connections = new Set<McpServerConnection>();
   const httpServers = new Set<McpHttpServer>();
 
-  /** A fresh SDK `Server` answering from this registry; `sessions` tells it which gate sessions to end when it closes. */
-  function newServer(): Server {
+  let connects = 0;
+
+  /**
+   * A fresh SDK `Server` answering from this registry. Its calls run under `session` (approvals, processes,
+   * working directory), or `<session>-<Mcp-Session-Id>` for an HTTP session.
+   */
+  function newServer(session = baseSession, endSessionsOnClose = true): Server {
     const server = new Server(info, {
       capabilities: { tools: { listChanged: true }, logging: {} },
       instructions: "Tools of the mibyan-tools runtime. Dangerous commands need approval: this client is asked when it supports elicitation; otherwise they are refused.",
@@ -67,7 +72,7 @@ export async function createMcpServer(options: McpServerOptions = {}): Promise<M
     const sessions = new Set<string>();
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: lister.list() }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-      const sessionId = extra.sessionId === undefined ? baseSession : `${baseSession}-${extra.sessionId}`;
+      const sessionId = extra.sessionId === undefined ? session : `${session}-${extra.sessionId}`;
       sessions.add(sessionId);
       const canElicit = server.getClientCapabilities()?.elicitation !== undefined;
       const scope: McpCallScope = {
@@ -103,15 +108,18 @@ export async function createMcpServer(options: McpServerOptions = {}): Promise<M
     const previous = server.onclose;
     server.onclose = () => {
       unsubscribe();
-      // Approvals granted "for this MCP session" end with it.
-      for (const id of sessions) gate.endSession(id);
+      // Approvals granted "for this MCP session" end with it (a stateless request's server is no session).
+      if (endSessionsOnClose) for (const id of sessions) gate.endSession(id);
       previous?.();
     };
     return server;
   }
 
   async function connect(transport: McpServerTransportLike): Promise<McpServerConnection> {
-    const server = newServer();
+    // Each connection is a session of its own: one client's "this session" approval never covers another's.
+    // The first keeps the plain name (`mcp`: what `mibyan processes list --session mcp` shows for stdio).
+    connects += 1;
+    const server = newServer(connects === 1 ? baseSession : `${baseSession}-${connects}`);
     await server.connect(transport as never);
     const connection: McpServerConnection = {
       close: async () => {
@@ -146,7 +154,7 @@ export async function createMcpServer(options: McpServerOptions = {}): Promise<M
       process.stdin.off("close", onEnd);
     },
     async listen(httpOptions = {}): Promise<McpHttpServer> {
-      const http = await listenHttp(httpOptions, { newServer, logger, onSessionClosed: () => undefined });
+      const http = await listenHttp(httpOptions, { newServer: (stateless) => newServer(baseSession, !stateless), logger, onSessionClosed: () => undefined });
       httpServers.add(http);
       return {
         get url() {
