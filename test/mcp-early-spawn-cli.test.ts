@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { BIN, cliEnv, ROOT, spawnCollect } from "./support/cli-run.js";
-import { FIXTURE, pidAlive } from "./support/mcp.js";
+import { FIXTURE, pidAlive, waitFor } from "./support/mcp.js";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -105,7 +105,8 @@ describe.concurrent("mibyan with stdio servers started early", () => {
     const script = [
       `const { launchMcpServers } = await import(${yaml(path.join(ROOT, "dist/mcp/client/launch.js"))});`,
       `const { liveStdioPids } = await import(${yaml(path.join(ROOT, "dist/mcp/client/stdio-process.js"))});`,
-      `const entry = { command: ${yaml(process.execPath)}, args: ${yaml([FIXTURE, `--spawn-file=${spawns}`])} };`,
+      // A server that never reads stdin (so the end of its pipe does not end it): only a kill does.
+      `const entry = { command: "/bin/sh", args: ${yaml(["-c", `echo $$ >> ${spawns}; exec sleep 30`])} };`,
       `await launchMcpServers({ config: { a: entry, b: entry }, env: process.env, home: ${yaml(dir)}, warn: () => {} });`,
       // Wait until both run (they record their pids), then leave without close().
       `const { readFileSync, existsSync } = await import("node:fs");`,
@@ -117,7 +118,8 @@ describe.concurrent("mibyan with stdio servers started early", () => {
     expect(run.status, run.stderr).toBe(0);
     const live = JSON.parse(run.stdout) as number[];
     expect(live.sort()).toEqual(pids(spawns).sort());
-    expect(live.filter(pidAlive)).toEqual([]);
+    // The exit hook's SIGKILL is sent as the program exits; the kernel may take a moment to carry it out.
+    await waitFor(() => live.filter(pidAlive).length === 0, 2_000, "the servers to be killed");
     expect(processesMentioning(dir)).toEqual([]);
   });
 });
