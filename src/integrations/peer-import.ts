@@ -7,6 +7,7 @@
 
 export const INTEGRATION_PEER_RANGES = {
   ai: "^6.0.0",
+  "@openai/agents-core": "^0.20.0",
 } as const;
 
 export type IntegrationPeer = keyof typeof INTEGRATION_PEER_RANGES;
@@ -14,8 +15,9 @@ export type IntegrationPeer = keyof typeof INTEGRATION_PEER_RANGES;
 /** `install ai@^6 to use mibyan-tools/ai-sdk (npm install "ai@^6.0.0")`; the range quoted for shells. */
 export function peerMissingMessage(peer: IntegrationPeer, subpath: string): string {
   const range = INTEGRATION_PEER_RANGES[peer];
-  const major = /^\^(\d+)/.exec(range)?.[1];
-  return `install ${peer}${major === undefined ? "" : `@^${major}`} to use ${subpath} (npm install "${peer}@${range}")`;
+  // `ai@^6`; a 0.x range is its minor (`^0.20.0`), so it is named in full.
+  const major = /^\^([1-9]\d*)\./.exec(range)?.[1];
+  return `install ${peer}@${major === undefined ? range : `^${major}`} to use ${subpath} (npm install "${peer}@${range}")`;
 }
 
 function isMissingPackage(err: unknown, peer: string): boolean {
