@@ -15,6 +15,7 @@ const notFound = vi.hoisted(() => (name: string) => () => {
   throw Object.assign(new Error(`Cannot find package '${name}' imported from /x/node_modules/mibyan-tools/dist/integrations/ai-sdk.js`), { code: "ERR_MODULE_NOT_FOUND" });
 });
 vi.mock("ai", notFound("ai"));
+vi.mock("@openai/agents-core", notFound("@openai/agents-core"));
 
 const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
   peerDependencies: Record<string, string>;
@@ -32,9 +33,10 @@ describe("framework peers", () => {
       expect(pkg.devDependencies[name], name).toMatch(new RegExp(`^${major}\\.\\d+\\.\\d+$`));
     }
     expect(pkg.exports["./ai-sdk"]).toEqual({ types: "./dist/ai-sdk.d.ts", import: "./dist/ai-sdk.js" });
+    expect(pkg.exports["./openai-agents"]).toEqual({ types: "./dist/openai-agents.d.ts", import: "./dist/openai-agents.js" });
   });
 
-  it("the main entry loads without `ai`", async () => {
+  it("the main entry loads without `ai` or the Agents SDK", async () => {
     const main = await import("../src/index.js");
     expect(typeof main.handleFunctionCall).toBe("function");
   });
@@ -44,6 +46,11 @@ describe("framework peers", () => {
     expect(error).toBeInstanceOf(Error);
     expect(error.message).toBe('install ai@^6 to use mibyan-tools/ai-sdk (npm install "ai@^6.0.0")');
     expect(peerMissingMessage("ai", "mibyan-tools/ai-sdk")).toBe(error.message);
+  });
+
+  it("mibyan-tools/openai-agents without the Agents SDK fails with the package and version to install", async () => {
+    const error = (await import("../src/openai-agents.js").catch((e: unknown) => e)) as Error;
+    expect(error.message).toBe('install @openai/agents-core@^0.20.0 to use mibyan-tools/openai-agents (npm install "@openai/agents-core@^0.20.0")');
   });
 
   it("another failure while loading the framework is not dressed up as a missing package", async () => {
