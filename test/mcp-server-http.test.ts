@@ -173,6 +173,30 @@ describe("mibyan mcp serve --transport http", () => {
 });
 
 describe("listen() in a program", () => {
+  it("a body over 4 MiB is 413, a GET to a stateless server 405, another path 404", async () => {
+    const server = await createMcpServer({ registry: new ToolRegistry({ logger: createMemoryLogger() }) });
+    const stateful = await server.listen();
+    const stateless = await server.listen({ stateless: true });
+    try {
+      const status = (url: string, method: string, body?: string): Promise<number> =>
+        new Promise((resolve, reject) => {
+          const req = request(url, { method, headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream" } }, (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          });
+          req.on("error", reject);
+          req.end(body);
+        });
+      expect(await status(stateful.url, "POST", `{"pad":"${"x".repeat(5 * 1024 * 1024)}"}`)).toBe(413);
+      expect(await status(stateless.url, "GET")).toBe(405);
+      expect(await status(stateful.url.replace(/\/mcp$/, "/other"), "POST", "{}")).toBe(404);
+      expect(await status(stateful.url, "POST", "not json")).toBe(400);
+    } finally {
+      await server.close();
+    }
+  });
+
+
   it("refuses to bind an address other than loopback without a token", async () => {
     const server = await createMcpServer({ registry: new ToolRegistry({ logger: createMemoryLogger() }) });
     try {

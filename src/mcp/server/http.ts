@@ -41,28 +41,41 @@ interface Session {
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/i;
 
-function sendError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+function sendError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}, code = -32000): void {
   if (res.headersSent) {
     res.end();
     return;
   }
-  res.writeHead(status, { "Content-Type": "application/json", ...headers });
-  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
+  // After a refused body the connection is not reused: its rest is being dropped.
+  res.writeHead(status, { "Content-Type": "application/json", ...(status === 413 ? { Connection: "close" } : {}), ...headers });
+  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }));
 }
 
+/** The body as JSON; over MAX_BODY_BYTES it is 413, and the rest is read and dropped (closing unread would reset the connection before the client reads the answer). */
 async function readBody(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw Object.assign(new Error(`request body over ${MAX_BODY_BYTES} bytes`), { status: 413 });
-    chunks.push(chunk as Buffer);
-  }
-  const text = Buffer.concat(chunks).toString("utf8");
+  const tooBig = (): Error => {
+    req.resume();
+    return Object.assign(new Error(`Payload too large: the request body is over ${MAX_BODY_BYTES} bytes`), { status: 413 });
+  };
+  if (Number(req.headers["content-length"] ?? 0) > MAX_BODY_BYTES) throw tooBig();
+  const text = await new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) return void chunks.push(chunk);
+      req.off("data", onData);
+      chunks.length = 0;
+      reject(tooBig());
+    };
+    req.on("data", onData);
+    req.once("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.once("error", reject);
+  });
   try {
     return JSON.parse(text) as unknown;
   } catch {
-    throw Object.assign(new Error("Parse error: the body is not JSON"), { status: 400 });
+    throw Object.assign(new Error("Parse error: the body is not JSON"), { status: 400, code: -32700 });
   }
 }
 
@@ -125,7 +138,8 @@ export async function listenHttp(options: McpHttpOptions, deps: Deps): Promise<M
     handle(req, res).catch((err: unknown) => {
       const status = (err as { status?: number }).status ?? 500;
       if (status === 500) deps.logger.error(`mcp server: HTTP request failed: ${err instanceof Error ? err.message : String(err)}`);
-      sendError(res, status, err instanceof Error ? err.message : String(err));
+      const code = (err as { code?: unknown }).code;
+      sendError(res, status, err instanceof Error ? err.message : String(err), {}, typeof code === "number" ? code : -32000);
     });
   });
   await new Promise<void>((resolve, reject) => {
