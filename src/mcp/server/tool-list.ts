@@ -18,7 +18,11 @@ export interface ToolSelectionOptions {
   exclude?: readonly string[] | undefined;
 }
 
+/** How long `names()` reuses its answer within one registry generation. */
+const NAMES_TTL_MS = 1_000;
+
 export class ToolLister {
+  private cachedNames: { generation: number; at: number; names: ReadonlySet<string> } | undefined;
   private readonly only: ReadonlySet<string> | undefined;
   private readonly exclude: ReadonlySet<string>;
 
@@ -55,8 +59,19 @@ export class ToolLister {
     return this.definitions().map((d) => toServedTool(this.options.registry, d));
   }
 
-  names(): Set<string> {
-    return new Set(this.definitions().map((d) => d.function.name));
+  /**
+   * The names served now, for `allowedTools` of each call. Kept for up to a second within one registry
+   * generation: listing rebuilds patched schemas (execute_code's), about 30 µs per call with the built-ins.
+   * A tool that stops being available in that second is still refused by dispatch's own availability check.
+   */
+  names(): ReadonlySet<string> {
+    const generation = this.options.registry.generation;
+    const now = Date.now();
+    const cached = this.cachedNames;
+    if (cached !== undefined && cached.generation === generation && now - cached.at < NAMES_TTL_MS) return cached.names;
+    const names = new Set(this.definitions().map((d) => d.function.name));
+    this.cachedNames = { generation, at: now, names };
+    return names;
   }
 }
 
