@@ -62,9 +62,10 @@ export async function createMcpServer(options: McpServerOptions = {}): Promise<M
 
   /**
    * A fresh SDK `Server` answering from this registry. Its calls run under `session` (approvals, processes,
-   * working directory), or `<session>-<Mcp-Session-Id>` for an HTTP session.
+   * working directory), or `<session>-<Mcp-Session-Id>` for an HTTP session. A `stateless` one answers one
+   * HTTP request: nobody to notify of list changes, no session of its own to end.
    */
-  function newServer(session = baseSession, endSessionsOnClose = true): Server {
+  function newServer(session = baseSession, stateless = false): Server {
     const server = new Server(info, {
       capabilities: { tools: { listChanged: true }, logging: {} },
       instructions: "Tools of the mibyan-tools runtime. Dangerous commands need approval: this client is asked when it supports elicitation; otherwise they are refused.",
@@ -100,16 +101,18 @@ export async function createMcpServer(options: McpServerOptions = {}): Promise<M
         },
       );
     });
-    const unsubscribe = watcher.subscribe(() => {
-      // Before `initialized` there is nobody to tell; the list the client asks for will be current.
-      if (server.getClientCapabilities() === undefined) return;
-      server.sendToolListChanged().catch((err: unknown) => logger.debug?.(`mcp server: list_changed not sent: ${String(err)}`));
-    });
+    const unsubscribe = stateless
+      ? (): void => undefined
+      : watcher.subscribe(() => {
+          // Before `initialized` there is nobody to tell; the list the client asks for will be current.
+          if (server.getClientCapabilities() === undefined) return;
+          server.sendToolListChanged().catch((err: unknown) => logger.debug(`mcp server: list_changed not sent: ${String(err)}`));
+        });
     const previous = server.onclose;
     server.onclose = () => {
       unsubscribe();
       // Approvals granted "for this MCP session" end with it (a stateless request's server is no session).
-      if (endSessionsOnClose) for (const id of sessions) gate.endSession(id);
+      if (!stateless) for (const id of sessions) gate.endSession(id);
       previous?.();
     };
     return server;
@@ -154,7 +157,7 @@ export async function createMcpServer(options: McpServerOptions = {}): Promise<M
       process.stdin.off("close", onEnd);
     },
     async listen(httpOptions = {}): Promise<McpHttpServer> {
-      const http = await listenHttp(httpOptions, { newServer: (stateless) => newServer(baseSession, !stateless), logger, onSessionClosed: () => undefined });
+      const http = await listenHttp(httpOptions, { newServer: (stateless) => newServer(baseSession, stateless), logger, onSessionClosed: () => undefined });
       httpServers.add(http);
       return {
         get url() {
