@@ -69,6 +69,9 @@ export function stdioProcessOptions(server: ResolvedMcpServer, parentEnv: EnvVar
  * Resolves and checks every entry and spawns the allowed stdio servers: those whose command line is
  * judged without the bash grammar at once, the others once the grammar has loaded and they have been
  * checked again. Resolves when every entry has been decided (spawned, refused or left alone).
+ *
+ * The first kind are spawned before this function first yields (public.ts relies on it: it starts
+ * loading the client right after the call, so the grammar and the client load side by side).
  */
 export async function launchMcpServers(options: LaunchOptions): Promise<McpLaunch> {
   const { config, env, home, warn } = options;

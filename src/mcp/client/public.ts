@@ -17,19 +17,23 @@ export type { McpServerTestResult, TestMcpServerOptions } from "./test-server.js
 /**
  * Starts the configured MCP servers and keeps their tools in the registry (docs/mcp.md).
  *
- * The stdio servers are spawned (launch.ts, which loads no SDK) while the client and the SDK load,
- * so their start-up overlaps ours; the client then connects over the running children. If loading
+ * The stdio servers are spawned first (launch.ts, which loads no SDK), so their start-up overlaps the
+ * loading of the client and the SDK; the client then connects over the running children. If loading
  * the client fails, or anything throws before the handle exists, the children are ended first.
  */
 export async function discoverMcpTools(options: DiscoverMcpOptions = {}): Promise<McpHandle> {
   const [{ discoverySettings }, { launchMcpServers }] = await Promise.all([import("./options.js"), import("./launch.js")]);
   const settings = await discoverySettings(options);
-  const launch = await launchMcpServers({ config: settings.config, env: settings.env, home: settings.home, warn: (message) => settings.logger.warn(message) });
+  // launchMcpServers spawns the servers whose check needs no grammar before it first yields, so the
+  // client starts loading after them, and alongside the grammar when some command line needs it.
+  const launching = launchMcpServers({ config: settings.config, env: settings.env, home: settings.home, warn: (message) => settings.logger.warn(message) });
+  const client = import("./discover.js");
+  client.catch(() => undefined); // awaited below; never an unhandled rejection while the launch finishes
+  const launch = await launching; // a launch that throws has ended its children itself
   try {
-    const client = await import("./discover.js");
     // discoverLaunched owns the children from here (it ends them itself when it throws); closing
     // again below is a no-op then, and covers a client that failed to load or is not what we expect.
-    return await client.discoverLaunched(settings, launch);
+    return await (await client).discoverLaunched(settings, launch);
   } catch (error) {
     await launch.close();
     throw error;
