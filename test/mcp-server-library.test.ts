@@ -186,6 +186,19 @@ describe("tools/call", () => {
     expect(result.isError).toBe(true);
   });
 
+  it("hooks see an MCP call's session and call id", async () => {
+    const registry = testRegistry();
+    const seen: { sessionId?: string | undefined; taskId?: string | undefined; toolCallId?: string | undefined }[] = [];
+    registry.addPostHook((_call, _result, ctx) => {
+      seen.push({ sessionId: ctx.sessionId, taskId: ctx.taskId, toolCallId: ctx.toolCallId });
+    });
+    const { client } = await serve({ registry });
+    await client.callTool({ name: "echo", arguments: { text: "hi" } });
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatchObject({ sessionId: "mcp", taskId: "mcp" });
+    expect(seen[0]!.toolCallId).toMatch(/^mcp-\d+$/);
+  });
+
   it("the client's cancellation aborts the tool's signal", async () => {
     const { client } = await serve();
     aborted.length = 0;

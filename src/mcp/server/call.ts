@@ -13,6 +13,8 @@ import { toMcpResult, type McpCallResult } from "./results.js";
 
 export interface CallRequest {
   name: string;
+  /** The JSON-RPC request id: hooks and logs see the call as `mcp-<id>`. */
+  requestId: string | number;
   arguments?: Record<string, unknown> | undefined;
   progressToken?: string | number | undefined;
 }
@@ -50,6 +52,7 @@ export async function callTool(request: CallRequest, context: CallContext): Prom
         sessionId: context.sessionId,
         // Each MCP session has its own working directory and variables, as an agent's task would.
         taskId: context.sessionId,
+        toolCallId: `mcp-${request.requestId}`,
         allowedTools: context.allowedTools(),
       }),
     );

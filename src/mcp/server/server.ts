@@ -88,7 +88,7 @@ export async function createMcpServer(options: McpServerOptions = {}): Promise<M
           : undefined,
       };
       return callTool(
-        { name: request.params.name, arguments: request.params.arguments, progressToken: request.params._meta?.progressToken },
+        { name: request.params.name, requestId: extra.requestId, arguments: request.params.arguments, progressToken: request.params._meta?.progressToken },
         {
           registry,
           allowedTools: () => lister.names(),
