@@ -21,24 +21,26 @@ const examples = allExamples(REPO);
 const runnable = examples.filter((e) => e.mode === "run");
 /**
  * Packages the examples may import besides the package itself; the consumer project installs them.
- * `ai` for docs/integrations/ai-sdk.md; its declarations import json-schema's types without depending on them.
+ * `ai` and `@openai/agents-core` for docs/integrations/; ai's declarations import json-schema's types without
+ * depending on them.
  */
-const EXAMPLE_DEPENDENCIES: Record<string, string> = { zod: "4.6.7", ai: "6.0.333", "@types/json-schema": "7.0.15" };
+const EXAMPLE_DEPENDENCIES: Record<string, string> = { zod: "4.6.7", ai: "6.0.333", "@types/json-schema": "7.0.15", "@openai/agents-core": "0.20.0" };
 const ENTRY_POINTS = ["mibyan-tools", "mibyan-tools/backends", "mibyan-tools/tools"];
 /** Subpaths whose framework is an optional peer: importing them needs the framework, so they are checked with it (`tsconfig.ai.json`). */
-const ADAPTER_ENTRY_POINTS = ["mibyan-tools/ai-sdk"];
+const ADAPTER_ENTRY_POINTS = ["mibyan-tools/ai-sdk", "mibyan-tools/openai-agents"];
 
 /**
- * Examples that import the AI SDK go to examples-ai/ and compile with `tsconfig.ai.json`: ai@6's own
+ * Examples that import a framework (the AI SDK, the OpenAI Agents SDK) go to examples-ai/ and compile with
+ * `tsconfig.ai.json`: ai@6's own
  * declarations do not compile under `exactOptionalPropertyTypes` (its `ToolSet` fails its own `Tool`
  * constraint) and name the DOM's `HeadersInit`, so that project turns that flag off and adds the DOM
  * lib; the rest stays strict, skipLibCheck false.
  */
-function usesAiSdk(e: DocExample): boolean {
-  return /\bfrom\s*["']ai(\/[^"']*)?["']/.test(e.code);
+function usesFramework(e: DocExample): boolean {
+  return /\bfrom\s*["'](ai|@openai\/agents-core)(\/[^"']*)?["']/.test(e.code);
 }
 function exampleDir(e: DocExample): string {
-  return usesAiSdk(e) ? "examples-ai" : "examples";
+  return usesFramework(e) ? "examples-ai" : "examples";
 }
 /**
  * Consumer files from test/fixtures compiled against the packed declarations too (their imports
@@ -208,7 +210,7 @@ describe.each(Object.keys(COMPILERS) as (keyof typeof COMPILERS)[])("public type
     expect(result.ok).toBe(true);
   }, 240_000);
 
-  it("compile with the AI SDK installed: mibyan-tools/ai-sdk and its examples", async () => {
+  it("compile with the frameworks installed: the adapter subpaths and their examples", async () => {
     const result = await tsc(project, compiler, "tsconfig.ai.json", ["--noEmit"]);
     expect(result.output).toBe("");
     expect(result.ok).toBe(true);
