@@ -96,6 +96,23 @@ describe("mibyan mcp serve (stdio)", () => {
     for (const line of lines) expect(JSON.parse(line)).toMatchObject({ jsonrpc: "2.0" });
   });
 
+  it("a line that is not JSON-RPC gets a JSON-RPC error, and the session goes on", async () => {
+    const { home, work } = place();
+    const child = spawn(process.execPath, [BIN, "mcp", "serve", "--toolsets", "file"], { env: cliEnv(home, home), cwd: work, stdio: ["pipe", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")));
+    child.stdin.write("this is not json\n");
+    child.stdin.write('{"hello":"world"}\n');
+    child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } })}\n`);
+    await expect.poll(() => out.includes('"id":1'), { timeout: 10_000 }).toBe(true);
+    child.stdin.end();
+    await new Promise((resolve) => child.on("close", resolve));
+    const messages = out.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as { id?: unknown; error?: { code: number }; result?: unknown });
+    expect(messages[0]).toMatchObject({ id: null, error: { code: -32700 } });
+    expect(messages[1]).toMatchObject({ id: null, error: { code: -32600 } });
+    expect(messages[2]).toMatchObject({ id: 1, result: { serverInfo: { name: "mibyan-tools" } } });
+  });
+
   it("a dangerous command is put to a client with elicitation: approve runs it", async () => {
     const { client, work, asked } = await start({ elicit: () => ({ action: "accept", content: { approve: true } }) });
     mkdirSync(path.join(work, "build"));

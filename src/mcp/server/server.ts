@@ -10,7 +10,6 @@
 import { readFileSync } from "node:fs";
 
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type ServerNotification } from "@modelcontextprotocol/sdk/types.js";
 
 import type { ApprovalGate } from "../../approval/flow/gate.js";
@@ -20,6 +19,7 @@ import { callTool } from "./call.js";
 import { McpElicitationSurface, type ElicitationReply, type McpCallScope } from "./elicitation-surface.js";
 import { listenHttp } from "./http.js";
 import { ListChangedWatcher } from "./list-changed.js";
+import { serveStdio } from "./stdio.js";
 import { ToolLister } from "./tool-list.js";
 import type { McpHttpServer, McpServerConnection, McpServerOptions, McpServerTransportLike, MibyanMcpServer } from "./types.js";
 
@@ -142,20 +142,7 @@ export async function createMcpServer(options: McpServerOptions = {}): Promise<M
   return {
     listTools: () => lister.list(),
     connect,
-    async serveStdio(): Promise<void> {
-      const transport = new StdioServerTransport();
-      const closed = new Promise<void>((resolve) => {
-        transport.onclose = resolve;
-      });
-      const connection = await connect(transport);
-      // The client closing stdin ends the session (the SDK's transport does not watch for it): running calls are aborted.
-      const onEnd = (): void => void connection.close();
-      process.stdin.once("end", onEnd);
-      process.stdin.once("close", onEnd);
-      await closed;
-      process.stdin.off("end", onEnd);
-      process.stdin.off("close", onEnd);
-    },
+    serveStdio: () => serveStdio(connect, logger),
     async listen(httpOptions = {}): Promise<McpHttpServer> {
       const http = await listenHttp(httpOptions, { newServer: (stateless) => newServer(baseSession, stateless), logger, onSessionClosed: () => undefined });
       httpServers.add(http);
