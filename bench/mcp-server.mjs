@@ -9,7 +9,7 @@
  *   the result mapping. Target ≤ 1.3× (issue 13).
  *
  * Samples of 50 calls alternate between the two servers (the machine is shared and drifts).
- * `node bench/mcp-server.mjs [--quick]` runs it alone and prints the row as JSON. Not (yet) in bench/run.mjs.
+ * `node bench/mcp-server.mjs [--quick]` runs it alone and prints the row as JSON.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
