@@ -187,6 +187,17 @@ describe("mibyan mcp serve (stdio)", () => {
     expect(Date.now() - cancelledAt).toBeLessThan(2_000);
   });
 
+  it("a long command sends progress notifications with the client's token", async () => {
+    const { client } = await start({ args: ["--tools", "terminal"] });
+    const progress: number[] = [];
+    const result = await client.callTool({ name: "terminal", arguments: { command: "sleep 2.5; echo done" } }, undefined, {
+      onprogress: (p) => progress.push(p.progress),
+      resetTimeoutOnProgress: true,
+    });
+    expect(text(result)).toContain("done");
+    expect(progress.length).toBeGreaterThanOrEqual(1);
+  });
+
   it("secrets in a command's output are redacted", async () => {
     const { client } = await start();
     const secret = "sk-proj-" + "Zq7".repeat(14);
