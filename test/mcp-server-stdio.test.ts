@@ -250,6 +250,20 @@ export function register(ctx) {
     expect(existsSync(path.join(work, "build"))).toBe(true);
   });
 
+  it("a typo in --exclude (or --tools) is a usage error, never a served tool", async () => {
+    const { home, work } = place();
+    const child = spawn(process.execPath, [BIN, "mcp", "serve", "--exclude", "termnal"], { env: cliEnv(home, home), cwd: work });
+    let err = "";
+    let out = "";
+    child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString("utf8")));
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")));
+    child.stdin.end();
+    const status = await new Promise((resolve) => child.on("close", resolve));
+    expect(status).toBe(2);
+    expect(err).toMatch(/--exclude: no tool named termnal \(did you mean terminal/);
+    expect(out).toBe("");
+  });
+
   it("--print-tools prints the list as tools/list gives it", async () => {
     const { home, work } = place();
     const child = spawn(process.execPath, [BIN, "mcp", "serve", "--print-tools", "--tools", "read_file,terminal"], { env: cliEnv(home, home), cwd: work });

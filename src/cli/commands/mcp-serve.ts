@@ -46,6 +46,22 @@ function serverOptions(runtime: Runtime, options: McpServeOptions): McpServerOpt
   };
 }
 
+/**
+ * Every name of `--tools` and `--exclude` must be a registered tool: the configured MCP servers are not
+ * started, so every tool the server could serve is registered by now, and a typo in `--exclude` would
+ * otherwise serve the very tool it meant to leave out.
+ */
+async function checkToolNames(runtime: Runtime, options: McpServeOptions): Promise<void> {
+  const { closeMatches } = await import("../../toolsets/suggest.js");
+  for (const [flag, names] of [["--tools", options.tools], ["--exclude", options.exclude]] as const) {
+    for (const name of names ?? []) {
+      if (runtime.registry.has(name)) continue;
+      const close = closeMatches(name, runtime.registry.names);
+      throw new McpServeUsageError(`${flag}: no tool named ${name}${close.length > 0 ? ` (did you mean ${close.join(", ")}?)` : ""}`);
+    }
+  }
+}
+
 /** Until SIGINT or SIGTERM. */
 function untilSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
@@ -71,6 +87,7 @@ export async function mcpServeCommand(options: McpServeOptions, withRuntime: <T>
   if (transport === "stdio" && !options.printTools) keepStdoutForJsonRpc();
 
   return withRuntime({}, async (runtime) => {
+    await checkToolNames(runtime, options);
     const { createMcpServer } = await import("../../mcp/server/server.js");
     const server = await createMcpServer(serverOptions(runtime, options));
     try {
