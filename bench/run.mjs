@@ -35,6 +35,7 @@ const { benchPatterns } = await import("./patterns.mjs");
 const { benchResults } = await import("./results.mjs");
 const { benchPlugins } = await import("./plugins.mjs");
 const { benchMcp } = await import("./mcp.mjs");
+const { benchIntegrations } = await import("./integrations.mjs");
 const { benchMcpServer } = await import("./mcp-server.mjs");
 const { benchCliStartup } = await import("./cli-startup.mjs");
 const { median, round } = await import("./common.mjs");
@@ -493,6 +494,8 @@ results.push(...(await benchResults({ quick: QUICK, note })));
 results.push(...(await benchPlugins({ quick: QUICK, note })));
 // 7d. mcp: an MCP tool call and discovery of 3 stdio servers, against the SDK used directly (bench/mcp.mjs)
 results.push(...(await benchMcp({ quick: QUICK, note })));
+// 7f. integrations: a call through the AI SDK and OpenAI Agents adapters vs handleFunctionCall (bench/integrations.mjs)
+results.push(...(await benchIntegrations({ quick: QUICK, note })));
 // 7e. mcp server: a tools/call through mibyan mcp serve (stdio) against the SDK's minimal server (bench/mcp-server.mjs)
 results.push(...(await benchMcpServer({ quick: QUICK, note })));
 // 8. CLI start-up: check, call and tools --json against node -e 0 (bench/cli-startup.mjs)

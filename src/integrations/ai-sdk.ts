@@ -17,7 +17,7 @@ import { isMultimodalResult } from "../dispatch/multimodal.js";
 import { approvalRequired } from "./approval-preview.js";
 import { importPeer } from "./peer-import.js";
 import type { IntegrationPart } from "./result-parts.js";
-import { callScope, runIntegrationCall } from "./run-call.js";
+import { callScope, createCallRunner } from "./run-call.js";
 import { selectIntegrationTools } from "./select-tools.js";
 import type { IntegrationOptions } from "./types.js";
 
@@ -46,30 +46,27 @@ export function toAiSdkTools(options: AiSdkToolsOptions = {}): ToolSet {
   const selected = selectIntegrationTools(options);
   const allowed: ReadonlySet<string> = new Set(selected.map((t) => t.name));
   const scope = callScope(options);
+  const runCall = createCallRunner(options, allowed);
   const failed = new Map<string, boolean>();
   const tools: ToolSet = {};
   for (const { name, description, parameters } of selected) {
     const entry: Tool<Record<string, unknown>, AiSdkToolOutput> = {
       description,
       inputSchema: ai.jsonSchema<Record<string, unknown>>(parameters as JSONSchema7),
-      execute: async (input: Record<string, unknown>, call: ToolExecutionOptions): Promise<AiSdkToolOutput> => {
-        const result = await runIntegrationCall(
-          {
-            name,
-            args: input,
-            toolCallId: call.toolCallId,
-            signal: call.abortSignal,
-            approved: approvedInMessages(call.messages, call.toolCallId),
-          },
-          options,
-          allowed,
-        );
-        if (result.isError) {
-          failed.set(call.toolCallId, true);
-          if (failed.size > FAILED_CALLS_KEPT) failed.delete(failed.keys().next().value!);
-        }
-        return result.parts === undefined ? result.content : { type: "multimodal", text: result.content, parts: result.parts };
-      },
+      execute: (input: Record<string, unknown>, call: ToolExecutionOptions): Promise<AiSdkToolOutput> =>
+        runCall({
+          name,
+          args: input,
+          toolCallId: call.toolCallId,
+          signal: call.abortSignal,
+          approved: approvedInMessages(call.messages, call.toolCallId),
+        }).then((result) => {
+          if (result.isError) {
+            failed.set(call.toolCallId, true);
+            if (failed.size > FAILED_CALLS_KEPT) failed.delete(failed.keys().next().value!);
+          }
+          return result.parts === undefined ? result.content : { type: "multimodal", text: result.content, parts: result.parts };
+        }),
       toModelOutput: ({ toolCallId, output }): ToolResultOutput => {
         if (typeof output !== "string") {
           if (isMultimodalOutput(output)) return { type: "content", value: output.parts.map(toContentPart) };

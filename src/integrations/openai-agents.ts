@@ -21,7 +21,7 @@ import { toOpenAIStrict } from "../adapters/strict.js";
 import { approvalRequired } from "./approval-preview.js";
 import { importPeer } from "./peer-import.js";
 import type { IntegrationResult } from "./result-parts.js";
-import { callScope, runIntegrationCall } from "./run-call.js";
+import { callScope, createCallRunner } from "./run-call.js";
 import { selectIntegrationTools } from "./select-tools.js";
 import type { IntegrationOptions } from "./types.js";
 
@@ -42,6 +42,7 @@ export function toOpenAIAgentsTools(options: OpenAIAgentsToolsOptions = {}): Fun
   const selected = selectIntegrationTools(options);
   const allowed: ReadonlySet<string> = new Set(selected.map((t) => t.name));
   const scope = callScope(options);
+  const runCall = createCallRunner(options, allowed);
   return selected.map(({ name, description, parameters }) => {
     let strictParameters: Record<string, unknown> | undefined;
     if (options.strict !== false) {
@@ -53,18 +54,14 @@ export function toOpenAIAgentsTools(options: OpenAIAgentsToolsOptions = {}): Fun
     }
     const execute = async (input: unknown, runContext?: RunContext<unknown>, details?: { toolCall?: { callId?: string }; signal?: AbortSignal }): Promise<ToolOutput> => {
       const callId = details?.toolCall?.callId;
-      const result = await runIntegrationCall(
-        {
-          name,
-          args: input,
-          toolCallId: callId,
-          signal: details?.signal,
-          // Asked per call id: an approval of this call in the run state, not of another one.
-          approved: callId !== undefined && runContext?.isToolApproved({ toolName: name, callId }) === true,
-        },
-        options,
-        allowed,
-      );
+      const result = await runCall({
+        name,
+        args: input,
+        toolCallId: callId,
+        signal: details?.signal,
+        // Asked per call id: an approval of this call in the run state, not of another one.
+        approved: callId !== undefined && runContext?.isToolApproved({ toolName: name, callId }) === true,
+      });
       return toolOutput(result);
     };
     const needsApproval =

@@ -33,29 +33,47 @@ export function callScope(options: IntegrationOptions): { sessionId: string; tas
   return { sessionId: options.session?.id ?? DEFAULT_SESSION, taskId: options.session?.taskId ?? DEFAULT_TASK };
 }
 
-export async function runIntegrationCall(call: IntegrationCall, options: IntegrationOptions, allowedTools: ReadonlySet<string>): Promise<IntegrationResult> {
+/**
+ * One call, with what every call of a tool set shares worked out once (`createCallRunner`): the
+ * per-call cost is what the issue's benchmark measures against `handleFunctionCall` itself.
+ */
+export type CallRunner = (call: IntegrationCall) => Promise<IntegrationResult>;
+
+export function createCallRunner(options: IntegrationOptions, allowedTools: ReadonlySet<string>): CallRunner {
   const { sessionId, taskId } = callScope(options);
-  const run = async () =>
-    integrationResult(
-      await handleFunctionCallDetailed(call.name, call.args, {
-        registry: options.registry,
-        agentLoop: options.session?.agentLoop,
-        session: options.session?.data,
-        sessionId,
-        taskId,
-        toolCallId: call.toolCallId,
-        signal: call.signal,
-        // Only what the framework was given: a tool that calls tools (execute_code) passes this on.
-        allowedTools,
-      }),
-    );
-  try {
-    const command = call.approved === true ? gatedCommand(call.name, call.args) : undefined;
-    if (command === undefined) return await run();
-    bridgeGate(getApprovalGate());
-    return await withCallGrant({ sessionId, command, toolCallId: call.toolCallId }, run);
-  } catch (thrown) {
-    // handleFunctionCallDetailed does not throw; this is the backstop for the adapter's own steps.
-    return { content: JSON.stringify({ error: redactForModel(`Error executing ${call.name}: ${describeThrown(thrown)}`) }), isError: true };
-  }
+  const registry = options.registry;
+  const agentLoop = options.session?.agentLoop;
+  const session = options.session?.data;
+  // Plain promise chains, not async wrappers: each async layer costs a microtask hop on every call.
+  const run = (call: IntegrationCall): Promise<IntegrationResult> =>
+    handleFunctionCallDetailed(call.name, call.args, {
+      registry,
+      agentLoop,
+      session,
+      sessionId,
+      taskId,
+      toolCallId: call.toolCallId,
+      signal: call.signal,
+      // Only what the framework was given: a tool that calls tools (execute_code) passes this on.
+      allowedTools,
+    }).then(integrationResult);
+  // handleFunctionCallDetailed does not throw; this is the backstop for the adapter's own steps.
+  const backstop = (call: IntegrationCall, thrown: unknown): IntegrationResult => ({
+    content: JSON.stringify({ error: redactForModel(`Error executing ${call.name}: ${describeThrown(thrown)}`) }),
+    isError: true,
+  });
+  return (call) => {
+    try {
+      const command = call.approved === true ? gatedCommand(call.name, call.args) : undefined;
+      if (command === undefined) return run(call).catch((thrown: unknown) => backstop(call, thrown));
+      bridgeGate(getApprovalGate());
+      return withCallGrant({ sessionId, command, toolCallId: call.toolCallId }, () => run(call)).catch((thrown: unknown) => backstop(call, thrown));
+    } catch (thrown) {
+      return Promise.resolve(backstop(call, thrown));
+    }
+  };
+}
+
+export function runIntegrationCall(call: IntegrationCall, options: IntegrationOptions, allowedTools: ReadonlySet<string>): Promise<IntegrationResult> {
+  return createCallRunner(options, allowedTools)(call);
 }
