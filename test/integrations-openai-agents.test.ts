@@ -4,7 +4,7 @@
  * for the person it would ask).
  */
 
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
@@ -166,5 +166,36 @@ describe("approvals through interruptions", () => {
     expect(second.finalOutput).toBe("saw: no");
     expect(asked).toEqual([]);
     expect(decisions).toEqual([]);
+  });
+});
+
+describe("abort", () => {
+  it("the run's signal stops a long command and its process tree", async () => {
+    const pidFile = path.join(scratch, "agents-sleeper.pid");
+    const model = new ScriptedModel("terminal", { command: `sh -c 'echo $$ > ${pidFile}; exec sleep 30'`, timeout: null, workdir: null, background: null, notify_on_complete: null, watch_patterns: null, pty: null });
+    const agent = new Agent({ name: "waiter", instructions: "wait", model, tools: toOpenAIAgentsTools({ names: ["terminal"] }) });
+    const controller = new AbortController();
+    const started = Date.now();
+    const watcher = setInterval(() => {
+      if (existsSync(pidFile)) {
+        clearInterval(watcher);
+        controller.abort();
+      }
+    }, 20);
+    await run(agent, "wait", { signal: controller.signal }).catch(() => undefined);
+    clearInterval(watcher);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    const pid = Number(readFileSync(pidFile, "utf8").trim());
+    const deadline = Date.now() + 2_000;
+    let alive = true;
+    while (alive && Date.now() < deadline) {
+      try {
+        process.kill(pid, 0);
+        await new Promise((r) => setTimeout(r, 50));
+      } catch {
+        alive = false;
+      }
+    }
+    expect(alive).toBe(false);
   });
 });
