@@ -14,7 +14,7 @@
 import type { JSONSchema7, ModelMessage, Tool, ToolExecutionOptions, ToolSet } from "ai";
 
 import { isMultimodalResult } from "../dispatch/multimodal.js";
-import { approvalRequired } from "./approval-preview.js";
+import { approvalRequired, gatedCommand } from "./approval-preview.js";
 import { importPeer } from "./peer-import.js";
 import type { IntegrationPart } from "./result-parts.js";
 import { callScope, createCallRunner } from "./run-call.js";
@@ -48,6 +48,13 @@ export function toAiSdkTools(options: AiSdkToolsOptions = {}): ToolSet {
   const scope = callScope(options);
   const runCall = createCallRunner(options, allowed);
   const failed = new Map<string, boolean>();
+  /**
+   * The command each approval request was made for, by tool call id, as this tool set first saw it:
+   * a message history edited after the person approved (another command under the same call id)
+   * gets no grant. Only in this process: a request made by another instance is taken from the
+   * messages as they are (see `experimental_toolApprovalSecret` for that case).
+   */
+  const requested = new Map<string, string>();
   const tools: ToolSet = {};
   for (const { name, description, parameters } of selected) {
     const entry: Tool<Record<string, unknown>, AiSdkToolOutput> = {
@@ -59,7 +66,7 @@ export function toAiSdkTools(options: AiSdkToolsOptions = {}): ToolSet {
           args: input,
           toolCallId: call.toolCallId,
           signal: call.abortSignal,
-          approved: approvedInMessages(call.messages, call.toolCallId),
+          approved: approvedInMessages(call.messages, call.toolCallId) && sameAsRequested(requested, call.toolCallId, gatedCommand(name, input)),
         }).then((result) => {
           if (result.isError) {
             failed.set(call.toolCallId, true);
@@ -78,10 +85,28 @@ export function toAiSdkTools(options: AiSdkToolsOptions = {}): ToolSet {
       },
     };
     // Only calls that put a command to the gate can need a person; other tools have no needsApproval at all.
-    if (name === "terminal") entry.needsApproval = (input: Record<string, unknown>) => approvalRequired(name, input, scope);
+    if (name === "terminal") {
+      entry.needsApproval = async (input: Record<string, unknown>, { toolCallId }: { toolCallId: string }) => {
+        const needed = await approvalRequired(name, input, scope);
+        const command = gatedCommand(name, input);
+        // The first sight only: the SDK asks again, with the input it is about to run, before it runs an approved call.
+        if (needed && command !== undefined && !requested.has(toolCallId)) {
+          requested.set(toolCallId, command);
+          if (requested.size > FAILED_CALLS_KEPT) requested.delete(requested.keys().next().value!);
+        }
+        return needed;
+      };
+    }
     tools[name] = entry;
   }
   return tools;
+}
+
+/** Whether the command about to run is the one the approval was requested for (spends the record). */
+function sameAsRequested(requested: Map<string, string>, toolCallId: string, command: string | undefined): boolean {
+  const original = requested.get(toolCallId);
+  requested.delete(toolCallId);
+  return original === undefined || original === command;
 }
 
 function isMultimodalOutput(output: unknown): output is Extract<AiSdkToolOutput, { type: "multimodal" }> {
