@@ -10,3 +10,16 @@ export class UnknownMcpServerError extends Error {
     super(`No started MCP server named "${server}"${known.length > 0 ? ` (started: ${known.join(", ")})` : ""}`);
   }
 }
+
+/**
+ * The URL answers with a web page: a typo'd path, a login portal, a documentation site. Retrying
+ * (or falling back to SSE) cannot help, so the server is parked at once with this reason. This is
+ * judged from the answer to `initialize` itself, so it costs no extra request (hermes sends a
+ * HEAD/GET preflight first and needs `skip_preflight` for servers that mishandle it).
+ */
+export class NotAnMcpEndpointError extends Error {
+  override readonly name = "NotAnMcpEndpointError";
+  constructor(url: string) {
+    super(`${url} is not an MCP endpoint (it answers with an HTML page); check the url`);
+  }
+}
