@@ -39,7 +39,7 @@ export interface StdioProcessOptions {
 
 /** What the consumer of a process is told: its stdout, its end, and stream errors. */
 export interface StdioProcessEvents {
-  stdout(chunk: Buffer): void;
+  stdout(chunk: Uint8Array): void;
   close(): void;
   error(error: Error): void;
 }

@@ -59,7 +59,7 @@ export class ProcessGroupStdioTransport implements Transport {
     child.attach({
       stdout: (chunk) => {
         try {
-          this.readBuffer.append(chunk);
+          this.readBuffer.append(chunk as Buffer); // node streams give Buffers; the event type stays Node-free for the public .d.ts
         } catch (error) {
           this.onerror?.(error as Error);
           void this.close();
