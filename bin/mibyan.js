@@ -6,7 +6,9 @@
 // keeps V8's defaults: a long-running process gains from the optimised grammar. The commands that
 // never parse shell skip it: importing node:v8 alone costs them about 8 ms.
 const GRAMMAR_FREE = new Set(["tools", "definitions", "approvals", "processes"]);
-if (!GRAMMAR_FREE.has(process.argv[2])) {
+// `mcp serve` runs for hours: it gains from the optimised grammar like any long-running process.
+const LONG_RUNNING = process.argv[2] === "mcp" && process.argv[3] === "serve";
+if (!GRAMMAR_FREE.has(process.argv[2]) && !LONG_RUNNING) {
   const { setFlagsFromString } = await import("node:v8");
   setFlagsFromString("--liftoff-only");
 }

@@ -95,7 +95,7 @@ function buildProgram(): Command {
       process.exitCode = await revokeCommand(id, options.json === true);
     });
 
-  const mcp = program.command("mcp").description("Inspect the MCP servers of config.yaml (docs/mcp.md).");
+  const mcp = program.command("mcp").description("Inspect the MCP servers of config.yaml (docs/mcp.md), or serve the registry as an MCP server (docs/integrations/mcp-server.md).");
   mcp
     .command("list", { isDefault: true })
     .description("Start the configured servers (waiting up to 10 s) and show each one's transport, state (ready, connecting, parked, refused, disabled) with its last error, and tool count.")
