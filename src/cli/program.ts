@@ -111,7 +111,7 @@ function buildProgram(): Command {
     .option("--json", "print JSON: {name,transport,ok,refusal,error,tools:[{raw,name,description}],resources,prompts,durationMs}")
     .action(async (name: string, options: { json?: boolean }) => {
       const { testMcpCommand } = await import("./commands/mcp.js");
-      process.exitCode = await withRuntime({}, (runtime) => testMcpCommand(runtime, name, options.json === true));
+      process.exitCode = await testMcpCommand(name, options.json === true);
     });
   mcp
     .command("serve")

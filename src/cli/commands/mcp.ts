@@ -73,9 +73,15 @@ export function listMcpCommand(runtime: Runtime, json: boolean): number {
   return 0;
 }
 
-/** `mibyan mcp test NAME [--json]`: connects afresh and lists the tools; exit 0 when it worked, 1 when not, 2 for an unknown name. */
-export async function testMcpCommand(runtime: Runtime, name: string, json: boolean): Promise<number> {
-  const servers = runtime.config.config.mcpServers;
+/**
+ * `mibyan mcp test NAME [--json]`: connects afresh and lists the tools; exit 0 when it worked, 1 when not,
+ * 2 for an unknown name. Needs only config.yaml: the built-in tools and plugins are not loaded for it.
+ */
+export async function testMcpCommand(name: string, json: boolean): Promise<number> {
+  const { getConfig } = await import("../../config/load-config.js");
+  const config = getConfig();
+  for (const warning of config.warnings) process.stderr.write(`mibyan warn: ${warning}\n`);
+  const servers = config.config.mcpServers;
   const entry = servers[name];
   if (entry === undefined) {
     const known = Object.keys(servers);
