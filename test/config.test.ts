@@ -140,6 +140,7 @@ describe("loadConfig", () => {
       terminal: { backend: "local" },
       approvals: APPROVAL_DEFAULTS,
       processes: { results: {} },
+      memory: { memoryEnabled: true, userProfileEnabled: true, memoryCharLimit: 2200, userCharLimit: 1375, writeApproval: false },
     });
   });
 
@@ -242,6 +243,7 @@ terminal:
       terminal: { backend: "docker", timeoutSeconds: 1.5, maxOutputChars: 50000, cwd: "~/projects" },
       approvals: APPROVAL_DEFAULTS,
       processes: { results: {} },
+      memory: { memoryEnabled: true, userProfileEnabled: true, memoryCharLimit: 2200, userCharLimit: 1375, writeApproval: false },
     });
     expect((loaded.document as { tools: unknown }).tools).toEqual({
       max_result_chars: 20000,
@@ -270,6 +272,7 @@ terminal:
       terminal: { backend: "local" },
       approvals: APPROVAL_DEFAULTS,
       processes: { results: {} },
+      memory: { memoryEnabled: true, userProfileEnabled: true, memoryCharLimit: 2200, userCharLimit: 1375, writeApproval: false },
     });
   });
 

@@ -5,6 +5,7 @@ import {
   ConfigTypes,
   envNameType,
   httpUrlType,
+  integerRangeType,
   mcpUrlType,
   oneOfType,
   recordListType,
@@ -18,6 +19,12 @@ import {
 /** Shell hook events `hooks:` accepts (the plugin hook names a shell command can serve). */
 export const SHELL_HOOK_EVENTS = ["pre_tool_call", "post_tool_call", "transform_tool_result", "on_session_start", "on_session_end"] as const;
 
+
+/**
+ * The largest `memory.*_char_limit`: the whole store goes into every system prompt, and the threat
+ * scan reads at most 65,536 characters of an entry (docs/memory.md).
+ */
+export const MEMORY_CHAR_LIMIT_MAX = 60_000;
 
 export interface ConfigRule {
   /** Dotted key path as written in the file; `*` stands for any one key (a plugin id). */
@@ -130,6 +137,27 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
     path: "processes.results.max_count",
     type: ConfigTypes.positiveInteger,
     description: "Keep at most this many receipts of ended background processes, the newest (default 1000).",
+  },
+  // memory: the agent's persistent memory files (docs/memory.md)
+  { path: "memory.memory_enabled", type: ConfigTypes.boolean, default: true, description: "Offer the memory tool's 'memory' target (MEMORY.md) and put its snapshot in the system prompt." },
+  { path: "memory.user_profile_enabled", type: ConfigTypes.boolean, default: true, description: "The same for the 'user' target (USER.md)." },
+  {
+    path: "memory.memory_char_limit",
+    type: integerRangeType(100, MEMORY_CHAR_LIMIT_MAX),
+    default: 2200,
+    description: "Characters MEMORY.md's entries may take, joined by the entry delimiter.",
+  },
+  {
+    path: "memory.user_char_limit",
+    type: integerRangeType(100, MEMORY_CHAR_LIMIT_MAX),
+    default: 1375,
+    description: "Characters USER.md's entries may take, joined by the entry delimiter.",
+  },
+  {
+    path: "memory.write_approval",
+    type: ConfigTypes.boolean,
+    default: false,
+    description: "Every memory write needs an approval from the embedding application; without an approver, writes are refused.",
   },
   // approvals: the dangerous-command approval flow (docs/approvals.md)
   {

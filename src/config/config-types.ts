@@ -184,6 +184,20 @@ export interface ProcessesConfig {
   };
 }
 
+/** `memory`: the agent's memory files under the profile home (docs/memory.md). */
+export interface MemoryConfig {
+  /** The 'memory' target (MEMORY.md): the tool accepts it and its snapshot goes into the prompt. Default true. */
+  memoryEnabled: boolean;
+  /** The 'user' target (USER.md). Default true. */
+  userProfileEnabled: boolean;
+  /** Characters MEMORY.md's entries may take (joined by the delimiter). Default 2200. */
+  memoryCharLimit: number;
+  /** Characters USER.md's entries may take. Default 1375. */
+  userCharLimit: number;
+  /** Every write needs the embedding application's approval; without an approver writes are refused. Default false. */
+  writeApproval: boolean;
+}
+
 export interface MibyanConfig {
   plugins: PluginsConfig;
   /** MCP servers by name (docs/mcp.md). */
@@ -194,5 +208,6 @@ export interface MibyanConfig {
   terminal: TerminalConfig;
   approvals: ApprovalsConfig;
   processes: ProcessesConfig;
+  memory: MemoryConfig;
 }
 

@@ -18,6 +18,7 @@ export {
   type ConfigWarning,
   type HooksConfig,
   type McpServerConfig,
+  type MemoryConfig,
   type McpToolFilterConfig,
   type MibyanConfig,
   type PluginEntryConfig,

@@ -9,9 +9,11 @@
  * these sections is a reason to upgrade, not to run with part of the setting ignored.
  * `mcp_servers` and `hooks` are strict for the same reason: `tools: {exlude: [delete_repo]}` would offer
  * the tool the user meant to hide, and `hooks: {pre_tool_cal: ...}` would never run a guard.
+ * `memory` is strict because its switches are privacy settings: `memory: {user_profle_enabled: false}` would
+ * go on writing what the agent learns about the user into USER.md and every prompt.
  * The backends' own option mappings (`terminal.docker`, ...) are checked by each backend.
  */
-export const STRICT_SECTIONS: readonly string[] = Object.freeze(["terminal", "approvals", "mcp_servers", "hooks"]);
+export const STRICT_SECTIONS: readonly string[] = Object.freeze(["terminal", "approvals", "mcp_servers", "hooks", "memory"]);
 
 /** Whether an unknown key at `path` (as written in the file) is an error. Top-level keys never are. */
 export function isStrictKeyPath(path: readonly string[]): boolean {

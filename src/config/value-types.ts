@@ -52,6 +52,12 @@ export const ConfigTypes = {
   },
 } satisfies Record<string, ConfigValueType>;
 
+/** A whole number from `min` to `max` (both included). */
+export function integerRangeType(min: number, max: number): ConfigValueType {
+  const expected = `a whole number from ${min} to ${max}`;
+  return scalarType(expected, (v) => Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max);
+}
+
 // ---------------------------------------------------------------------------
 // The `approvals` section (docs/approvals.md)
 // ---------------------------------------------------------------------------
