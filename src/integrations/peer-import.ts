@@ -8,6 +8,7 @@
 export const INTEGRATION_PEER_RANGES = {
   ai: "^6.0.0",
   "@openai/agents-core": "^0.20.0",
+  "@langchain/core": "^1.0.0",
 } as const;
 
 export type IntegrationPeer = keyof typeof INTEGRATION_PEER_RANGES;
