@@ -44,6 +44,9 @@ beforeEach(() => {
   setApprovalGate({ home, settings: { mode: "manual" }, surface: denyingPerson, logger: createMemoryLogger(), observers: [{ onDecision: (d) => void decisions.push(d) }] });
 });
 
+/** The commands the gate put back to the framework (denied for now, asked on the next call). */
+const framework = (): string[] => decisions.filter((d) => d.by === "framework").map((d) => d.command);
+
 const usage = {
   inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
   outputTokens: { total: 1, text: 1, reasoning: undefined },
@@ -88,9 +91,15 @@ describe("the tool set", () => {
       expect(tool.description).toBe(d.function.description);
       expect((tool.inputSchema as { jsonSchema: unknown }).jsonSchema).toEqual(d.function.parameters);
     }
-    // Only the terminal can put a command to the gate.
+    // Every tool may need a person (a plugin's approve directive); one that cannot reach the gate answers false.
     expect(typeof tools.terminal!.needsApproval).toBe("function");
-    expect(tools.read_file!.needsApproval).toBeUndefined();
+    expect(typeof tools.read_file!.needsApproval).toBe("function");
+  });
+
+  it("a tool that cannot reach the gate needs no approval", async () => {
+    const tools = toAiSdkTools({ names: ["read_file"] });
+    const needs = tools.read_file!.needsApproval as (input: unknown, o: { toolCallId: string; messages: ModelMessage[] }) => Promise<boolean>;
+    expect(await needs({ path: "/etc/hostname" }, { toolCallId: "c", messages: [] })).toBe(false);
   });
 
   it("narrows to `names`, and a name no tool has is a typed error", () => {
@@ -222,12 +231,15 @@ describe("a dangerous command goes through the AI SDK's approval flow", () => {
     // Another call id, with the approved call's messages: not the call the person approved.
     const other = (await set.terminal!.execute!({ command: `rm -rf ${dir}` }, { toolCallId: "call-2", messages: approvedMessages })) as string;
     expect(JSON.parse(other)).toMatchObject({ status: "blocked" });
+    expect(JSON.parse(other).error).toMatch(/needs the user's approval .*call terminal again with the same arguments/);
     expect(existsSync(dir)).toBe(true);
-    expect(asked).toHaveLength(1);
-    // A direct execute with no approval at all: asked, refused.
+    // The gate's question went back to the framework (denied for now), never to its own prompt.
+    expect(asked).toEqual([]);
+    expect(framework()).toEqual([`rm -rf ${dir}`]);
+    // A direct execute with no approval at all: refused the same way.
     const bare = (await set.terminal!.execute!({ command: `rm -rf ${dir}` }, { toolCallId: "call-1", messages: [] })) as string;
     expect(JSON.parse(bare)).toMatchObject({ status: "blocked" });
-    expect(asked).toHaveLength(2);
+    expect(framework()).toHaveLength(2);
     expect(existsSync(dir)).toBe(true);
   });
 
@@ -243,8 +255,9 @@ describe("a dangerous command goes through the AI SDK's approval flow", () => {
       { role: "tool", content: [{ type: "tool-approval-response", approvalId: (approval as { approvalId: string }).approvalId, approved: true }] },
     ];
     await generateText({ model, tools: set, messages, stopWhen: stepCountIs(3) });
-    // Our gate was asked for the swapped command (and said no); neither directory was touched.
-    expect(asked.map((r) => r.command)).toEqual([`rm -rf ${other}`]);
+    // Our gate's question about the swapped command went back to the framework (denied for now); neither directory was touched.
+    expect(asked).toEqual([]);
+    expect(framework()).toEqual([`rm -rf ${other}`]);
     expect(existsSync(other)).toBe(true);
     expect(existsSync(dir)).toBe(true);
     expect(JSON.parse((toolOutputSeen(model) as { value: string }).value)).toMatchObject({ status: "blocked" });

@@ -14,7 +14,7 @@
 import type { JSONSchema7, ModelMessage, Tool, ToolExecutionOptions, ToolSet } from "ai";
 
 import { isMultimodalResult } from "../dispatch/multimodal.js";
-import { approvalRequired, gatedCommand } from "./approval-preview.js";
+import { createApprovalBridge } from "./approval-bridge.js";
 import { importPeer } from "./peer-import.js";
 import type { IntegrationPart } from "./result-parts.js";
 import { callScope, createCallRunner } from "./run-call.js";
@@ -45,35 +45,31 @@ const FAILED_CALLS_KEPT = 1_000;
 export function toAiSdkTools(options: AiSdkToolsOptions = {}): ToolSet {
   const selected = selectIntegrationTools(options);
   const allowed: ReadonlySet<string> = new Set(selected.map((t) => t.name));
-  const scope = callScope(options);
   const runCall = createCallRunner(options, allowed);
+  const bridge = createApprovalBridge(callScope(options), options.registry);
   const failed = new Map<string, boolean>();
-  /**
-   * The command each approval request was made for, by tool call id, as this tool set first saw it:
-   * a message history edited after the person approved (another command under the same call id)
-   * gets no grant. Only in this process: a request made by another instance is taken from the
-   * messages as they are (see `experimental_toolApprovalSecret` for that case).
-   */
-  const requested = new Map<string, string>();
   const tools: ToolSet = {};
   for (const { name, description, parameters } of selected) {
     const entry: Tool<Record<string, unknown>, AiSdkToolOutput> = {
       description,
       inputSchema: ai.jsonSchema<Record<string, unknown>>(parameters as JSONSchema7),
-      execute: (input: Record<string, unknown>, call: ToolExecutionOptions): Promise<AiSdkToolOutput> =>
-        runCall({
+      execute: (input: Record<string, unknown>, call: ToolExecutionOptions): Promise<AiSdkToolOutput> => {
+        // The messages are searched only for a call that can reach the gate: the approval is of this call id.
+        const approved = bridge.mayAsk(name) && approvedInMessages(call.messages, call.toolCallId);
+        return runCall({
           name,
           args: input,
           toolCallId: call.toolCallId,
           signal: call.abortSignal,
-          approved: approvedInMessages(call.messages, call.toolCallId) && sameAsRequested(requested, call.toolCallId, gatedCommand(name, input)),
+          scope: bridge.scopeFor(name, input, call.toolCallId, approved),
         }).then((result) => {
           if (result.isError) {
             failed.set(call.toolCallId, true);
             if (failed.size > FAILED_CALLS_KEPT) failed.delete(failed.keys().next().value!);
           }
           return result.parts === undefined ? result.content : { type: "multimodal", text: result.content, parts: result.parts };
-        }),
+        });
+      },
       toModelOutput: ({ toolCallId, output }): ToolResultOutput => {
         if (typeof output !== "string") {
           if (isMultimodalOutput(output)) return { type: "content", value: output.parts.map(toContentPart) };
@@ -83,30 +79,14 @@ export function toAiSdkTools(options: AiSdkToolsOptions = {}): ToolSet {
         failed.delete(toolCallId);
         return isError ? { type: "error-text", value: output } : { type: "text", value: output };
       },
+      // Every tool: a plugin's approve directive can make any call need a person. Without a way to reach the gate, false at once.
+      // The first request for a call id is kept: the SDK asks again, with the input it is about to run, before it runs an approved call.
+      needsApproval: async (input: Record<string, unknown>, { toolCallId }: { toolCallId: string }) =>
+        bridge.mayAsk(name) && (await bridge.requestFor(name, input, toolCallId)).length > 0,
     };
-    // Only calls that put a command to the gate can need a person; other tools have no needsApproval at all.
-    if (name === "terminal") {
-      entry.needsApproval = async (input: Record<string, unknown>, { toolCallId }: { toolCallId: string }) => {
-        const needed = await approvalRequired(name, input, scope);
-        const command = gatedCommand(name, input);
-        // The first sight only: the SDK asks again, with the input it is about to run, before it runs an approved call.
-        if (needed && command !== undefined && !requested.has(toolCallId)) {
-          requested.set(toolCallId, command);
-          if (requested.size > FAILED_CALLS_KEPT) requested.delete(requested.keys().next().value!);
-        }
-        return needed;
-      };
-    }
     tools[name] = entry;
   }
   return tools;
-}
-
-/** Whether the command about to run is the one the approval was requested for (spends the record). */
-function sameAsRequested(requested: Map<string, string>, toolCallId: string, command: string | undefined): boolean {
-  const original = requested.get(toolCallId);
-  requested.delete(toolCallId);
-  return original === undefined || original === command;
 }
 
 function isMultimodalOutput(output: unknown): output is Extract<AiSdkToolOutput, { type: "multimodal" }> {

@@ -18,7 +18,8 @@
 import type { FunctionTool, RunContext } from "@openai/agents-core";
 
 import { toOpenAIStrict } from "../adapters/strict.js";
-import { approvalRequired } from "./approval-preview.js";
+import { registry as defaultRegistry } from "../registry/singleton.js";
+import { createApprovalBridge } from "./approval-bridge.js";
 import { importPeer } from "./peer-import.js";
 import type { IntegrationResult } from "./result-parts.js";
 import { callScope, createCallRunner } from "./run-call.js";
@@ -37,12 +38,16 @@ export interface OpenAIAgentsToolsOptions extends IntegrationOptions {
 
 type ToolOutput = string | ({ type: "text"; text: string } | { type: "image"; image: { data: string; mediaType: string } })[];
 
+/** The largest `timeoutMs` the SDK takes (a 32-bit timer). */
+const MAX_SDK_TIMEOUT_MS = 2_147_483_647;
+
 /** The registry's tools as Agents SDK `FunctionTool`s, in name order. */
 export function toOpenAIAgentsTools(options: OpenAIAgentsToolsOptions = {}): FunctionTool[] {
   const selected = selectIntegrationTools(options);
   const allowed: ReadonlySet<string> = new Set(selected.map((t) => t.name));
-  const scope = callScope(options);
+  const target = options.registry ?? defaultRegistry;
   const runCall = createCallRunner(options, allowed);
+  const bridge = createApprovalBridge(callScope(options), options.registry);
   return selected.map(({ name, description, parameters }) => {
     let strictParameters: Record<string, unknown> | undefined;
     if (options.strict !== false) {
@@ -52,22 +57,28 @@ export function toOpenAIAgentsTools(options: OpenAIAgentsToolsOptions = {}): Fun
         // Left non-strict: the model may then send what the schema does not allow, and our validation says so.
       }
     }
-    const execute = async (input: unknown, runContext?: RunContext<unknown>, details?: { toolCall?: { callId?: string }; signal?: AbortSignal }): Promise<ToolOutput> => {
+    // The tool's time limit is the SDK's: on expiry the model reads "Tool 'x' timed out after Nms." and the SDK
+    // aborts the signal our handler runs with; dispatch's own timer is then not needed (0), so only one fires.
+    const limit = target.lookup(name)?.timeoutMs ?? target.defaultTimeoutMs;
+    const timeoutMs = limit > 0 ? Math.min(limit, MAX_SDK_TIMEOUT_MS) : undefined;
+    const dispatchTimeoutMs = timeoutMs === undefined ? undefined : 0;
+    const execute = (input: unknown, runContext?: RunContext<unknown>, details?: { toolCall?: { callId?: string }; signal?: AbortSignal }): Promise<ToolOutput> => {
       const callId = details?.toolCall?.callId;
-      const result = await runCall({
+      // Asked per call id: an approval of this call in the run state, not of another one. Only for calls that can reach the gate.
+      const approved = callId !== undefined && bridge.mayAsk(name) && runContext?.isToolApproved({ toolName: name, callId }) === true;
+      return runCall({
         name,
         args: input,
         toolCallId: callId,
         signal: details?.signal,
-        // Asked per call id: an approval of this call in the run state, not of another one.
-        approved: callId !== undefined && runContext?.isToolApproved({ toolName: name, callId }) === true,
-      });
-      return toolOutput(result);
+        scope: bridge.scopeFor(name, input, callId, approved),
+        timeoutMs: dispatchTimeoutMs,
+      }).then(toolOutput);
     };
-    const needsApproval =
-      name === "terminal" ? async (_context: RunContext<unknown>, input: unknown) => approvalRequired(name, input, scope) : false;
+    const needsApproval = async (_context: RunContext<unknown>, input: unknown, callId?: string): Promise<boolean> =>
+      bridge.mayAsk(name) && (await bridge.requestFor(name, input, callId)).length > 0;
     // The SDK's default error function would turn a throw into its own text; nothing throws here, and null keeps it from rewording.
-    const common = { name, description, execute, needsApproval, errorFunction: null };
+    const common = { name, description, execute, needsApproval, errorFunction: null, ...(timeoutMs === undefined ? {} : { timeoutMs }) };
     const made =
       strictParameters !== undefined
         ? agents.tool({ ...common, strict: true, parameters: strictParameters as never })

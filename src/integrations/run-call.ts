@@ -11,7 +11,7 @@ import { DEFAULT_SESSION, DEFAULT_TASK } from "../tools/call-scope.js";
 import { redactForModel } from "../redaction/tool-output.js";
 import { describeThrown } from "../util/text.js";
 import { gatedCommand } from "./approval-preview.js";
-import { bridgeGate, withCallGrant } from "./pre-approval.js";
+import { bridgeGate, withCallGrant, withCallScope, type CallScope } from "./pre-approval.js";
 import { integrationResult, type IntegrationResult } from "./result-parts.js";
 import type { IntegrationOptions } from "./types.js";
 
@@ -26,6 +26,13 @@ export interface IntegrationCall {
    * still refuse it.
    */
   approved?: boolean | undefined;
+  /**
+   * The approval scope the call runs in (approval-bridge.ts `scopeFor`): what a person approved
+   * through the framework, and where the gate's questions go. Takes the place of `approved`.
+   */
+  scope?: CallScope | undefined;
+  /** Overrides the tool's time limit for this call (ms; 0: none, when the framework enforces its own). */
+  timeoutMs?: number | undefined;
 }
 
 /** The session and task a call belongs to. */
@@ -56,6 +63,7 @@ export function createCallRunner(options: IntegrationOptions, allowedTools: Read
       signal: call.signal,
       // Only what the framework was given: a tool that calls tools (execute_code) passes this on.
       allowedTools,
+      timeoutMs: call.timeoutMs,
     }).then(integrationResult);
   // handleFunctionCallDetailed does not throw; this is the backstop for the adapter's own steps.
   const backstop = (call: IntegrationCall, thrown: unknown): IntegrationResult => ({
@@ -64,6 +72,10 @@ export function createCallRunner(options: IntegrationOptions, allowedTools: Read
   });
   return (call) => {
     try {
+      if (call.scope !== undefined) {
+        bridgeGate(getApprovalGate());
+        return withCallScope(call.scope, () => run(call)).catch((thrown: unknown) => backstop(call, thrown));
+      }
       const command = call.approved === true ? gatedCommand(call.name, call.args) : undefined;
       if (command === undefined) return run(call).catch((thrown: unknown) => backstop(call, thrown));
       bridgeGate(getApprovalGate());

@@ -330,8 +330,9 @@ export class ApprovalGate {
     const finish = (decision: Omit<GateDecision, keyof typeof base>) => this.finish({ ...decision, ...base }, shown);
     let smartNote: string | undefined;
 
-    // 6. Smart review (never for analysis failures: the reviewer cannot see what would run either).
-    if (this.settings.mode === "smart") {
+    // 6. Smart review (never for analysis failures: the reviewer cannot see what would run either;
+    // never for what a person already approved: their answer wins over the reviewer's guess).
+    if (this.settings.mode === "smart" && options.personApproved !== true) {
       const reviewer = this.reviewer;
       if (!reviewer) {
         if (!this.warnedNoReviewer) {

@@ -20,6 +20,8 @@ export function denialReason(by: DecisionSource, answer: ApprovalAnswer, matches
       return `The approval prompt closed without an answer (${what}), so the command was not run.`;
     case "non_interactive":
       return `This command needs approval (${what}) and this run is non-interactive, so it was not run. Choose a safer approach or ask the user to run it.`;
+    case "framework":
+      return `This needs the user's approval (${what}), which the application asks for: ${answer.reason ?? "call the tool again with the same arguments to ask the user"}. It was not run yet.`;
     case "error":
       return `The command needs approval (${what}) but ${answer.reason ?? "approval failed"}, so it was not run.`;
     default: {

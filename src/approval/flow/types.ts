@@ -39,6 +39,11 @@ export type DecisionSource =
   | "gateway"
   /** Nobody can be asked (non-interactive run). */
   | "non_interactive"
+  /**
+   * Not asked here: the person is asked through the application's framework (src/integrations/),
+   * on the model's next call of the same tool with the same arguments. A denial for now.
+   */
+  | "framework"
   /** Nobody answered in time (terminal prompt or gateway expiry). */
   | "timeout"
   /** The terminal closed (EOF) before an answer. */
@@ -139,6 +144,13 @@ export interface CheckOptions {
   signal?: AbortSignal;
   /** Overrides the gate's surface for this check. */
   surface?: ApprovalSurface;
+  /**
+   * A person already approved exactly this check elsewhere (a framework's human-in-the-loop,
+   * src/integrations/): step 6 (smart review) is skipped, because a person's answer wins over the
+   * reviewer's guess; steps 1 to 5 still apply (hardline and deny rules still refuse), and the
+   * surface is still asked (it answers for that person).
+   */
+  personApproved?: boolean;
 }
 
 /** The rule a non-shell action falls under: the fields of a `Rule` (src/approval/rules/) a match carries. */
