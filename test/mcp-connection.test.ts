@@ -1,5 +1,6 @@
 // One server's calls: time limits, progress, cancellation, outputSchema, the circuit breaker,
 // keepalive and per-server serialisation (next-features §1.5 items 7, 8, 9, 14, 17).
+import { getEventListeners } from "node:events";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 
@@ -38,6 +39,23 @@ describe("time limits and cancellation", () => {
     expect(outcome.result.error?.kind).toBe("cancelled");
     // The session is intact: the cancelled request was withdrawn, not the connection.
     expect(await registry.dispatch("mcp__fx__echo", { text: "still here" })).toBe("still here");
+  });
+});
+
+describe("a caller's long-lived signal", () => {
+  it("keeps no listener per call: an agent loop's session signal is not filled by its MCP calls", async () => {
+    const { registry } = await discover({ fx: fixtureServer(["--tools=echo,sleep"]) });
+    const session = new AbortController();
+    // With and without a time limit: each call gets a signal of its own, linked to the caller's.
+    for (let i = 0; i < 25; i++) {
+      expect(await registry.dispatch("mcp__fx__echo", { text: `n${i}` }, { signal: session.signal })).toBe(`n${i}`);
+      expect(await registry.dispatch("mcp__fx__echo", { text: "t" }, { signal: session.signal, timeoutMs: 60_000 })).toBe("t");
+    }
+    expect(getEventListeners(session.signal, "abort")).toHaveLength(0);
+    // And the link still works while a call runs.
+    setTimeout(() => session.abort(), 200);
+    const outcome = await registry.run("mcp__fx__sleep", { ms: 5000 }, { signal: session.signal });
+    expect(outcome.result.error?.kind).toBe("cancelled");
   });
 });
 

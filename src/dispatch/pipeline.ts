@@ -231,9 +231,13 @@ function runHandler(
   try {
     value = entry.invokeHandler(call.arguments, ctx);
   } catch (thrown) {
+    ctx.settle();
     return handlerFailure(thrown);
   }
-  if (!isThenable(value)) return resultFromHandlerValue(entry.name, value);
+  if (!isThenable(value)) {
+    ctx.settle();
+    return resultFromHandlerValue(entry.name, value);
+  }
   if (timeoutMs <= 0 && ctx.caller === undefined) {
     return Promise.resolve(value).then(
       (settled) => resultFromHandlerValue(entry.name, settled),
@@ -275,6 +279,7 @@ function raceHandler(host: DispatchHost, name: string, pending: PromiseLike<unkn
       settled = true;
       if (timer !== undefined) clearTimeout(timer);
       caller?.removeEventListener("abort", onCancel);
+      ctx.settle();
       resolve(result);
     };
     const stop = (failure: ToolResult, reason: unknown): void => {

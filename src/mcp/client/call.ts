@@ -21,6 +21,7 @@ import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.j
 import { CallToolResultSchema, ErrorCode, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
 import type { JsonSchema, Logger, ToolContext, ToolHandler, ToolResult } from "../../registry/types.js";
+import { perCallSignal } from "../../dispatch/call-context.js";
 import { fail } from "../../dispatch/result.js";
 import { redactText } from "../../redaction/tool-output.js";
 import type { McpConnection } from "./connection.js";
@@ -66,12 +67,14 @@ export async function withSession<T>(
   const refusal = breaker.admit();
   if (refusal !== undefined) return { ok: false, result: fail(refusal) };
   const timeoutMs = server.timeoutMs;
+  // Undefined when nothing can cancel this call: the SDK then keeps no abort listener for it.
+  const signal = perCallSignal(ctx);
   for (let attempt = 0; ; attempt++) {
     let client = connection.client;
     if (client === undefined) {
-      client = await connection.waitReady(Math.min(connection.timings.sessionWaitMs, timeoutMs), ctx.signal);
+      client = await connection.waitReady(Math.min(connection.timings.sessionWaitMs, timeoutMs), signal);
       if (client === undefined) {
-        if (ctx.signal.aborted) {
+        if (signal?.aborted === true) {
           breaker.release();
           return { ok: false, result: fail(`MCP call to '${server.name}' was cancelled`, "cancelled") };
         }
@@ -82,18 +85,18 @@ export async function withSession<T>(
     }
     const options: RequestOptions = {
       timeout: timeoutMs,
-      signal: ctx.signal,
+      ...(signal === undefined ? {} : { signal }),
       resetTimeoutOnProgress: true,
       maxTotalTimeout: timeoutMs * MAX_TOTAL_TIMEOUT_FACTOR,
       onprogress: IGNORE_PROGRESS,
     };
     const session = client;
     try {
-      const value = await connection.withRpcSlot(() => op(session, options), ctx.signal);
+      const value = await connection.withRpcSlot(() => op(session, options), signal);
       breaker.success();
       return { ok: true, value };
     } catch (error) {
-      if (ctx.signal.aborted) {
+      if (signal?.aborted === true) {
         breaker.release();
         return { ok: false, result: fail(`MCP call to '${server.name}' was cancelled`, "cancelled") };
       }
