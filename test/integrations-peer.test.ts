@@ -16,6 +16,9 @@ const notFound = vi.hoisted(() => (name: string) => () => {
 });
 vi.mock("ai", notFound("ai"));
 vi.mock("@openai/agents-core", notFound("@openai/agents-core"));
+// The LangChain adapter imports subpaths; Node names the package for a missing package's subpath too.
+vi.mock("@langchain/core/tools", notFound("@langchain/core"));
+vi.mock("@langchain/core/messages", notFound("@langchain/core"));
 
 const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
   peerDependencies: Record<string, string>;
@@ -34,9 +37,10 @@ describe("framework peers", () => {
     }
     expect(pkg.exports["./ai-sdk"]).toEqual({ types: "./dist/ai-sdk.d.ts", import: "./dist/ai-sdk.js" });
     expect(pkg.exports["./openai-agents"]).toEqual({ types: "./dist/openai-agents.d.ts", import: "./dist/openai-agents.js" });
+    expect(pkg.exports["./langchain"]).toEqual({ types: "./dist/langchain.d.ts", import: "./dist/langchain.js" });
   });
 
-  it("the main entry loads without `ai` or the Agents SDK", async () => {
+  it("the main entry loads without `ai`, the Agents SDK or LangChain", async () => {
     const main = await import("../src/index.js");
     expect(typeof main.handleFunctionCall).toBe("function");
   });
@@ -51,6 +55,12 @@ describe("framework peers", () => {
   it("mibyan-tools/openai-agents without the Agents SDK fails with the package and version to install", async () => {
     const error = (await import("../src/openai-agents.js").catch((e: unknown) => e)) as Error;
     expect(error.message).toBe('install @openai/agents-core@^0.20.0 to use mibyan-tools/openai-agents (npm install "@openai/agents-core@^0.20.0")');
+  });
+
+  it("mibyan-tools/langchain without @langchain/core fails with the package and version to install", async () => {
+    const error = (await import("../src/langchain.js").catch((e: unknown) => e)) as Error;
+    expect(error).toBeInstanceOf(Error);
+    expect(error.message).toBe('install @langchain/core@^1 to use mibyan-tools/langchain (npm install "@langchain/core@^1.0.0")');
   });
 
   it("another failure while loading the framework is not dressed up as a missing package", async () => {
