@@ -50,6 +50,11 @@ export class ToolUnavailableError extends Error {
  */
 export class AvailabilityCache {
   private readonly cache = new Map<CheckFn, CachedCheck>();
+  /**
+   * Told of every tool evaluated against the process environment, while someone listens to the registry's
+   * changes (changes.ts); undefined otherwise, so listings pay one field read.
+   */
+  observer: ((entry: ToolEntry, available: boolean) => void) | undefined;
   ttlMs: number;
   graceMs: number;
   private readonly now: () => number;
@@ -65,6 +70,13 @@ export class AvailabilityCache {
 
   /** Availability of one tool; pass the same `memo` for every tool of one listing. */
   ofEntry(entry: ToolEntry, memo?: Map<CheckFn, Availability>, env?: EnvVars): Availability {
+    const answer = this.evaluate(entry, memo, env);
+    // Another environment (a task's) says nothing about what the process's listings show.
+    if (this.observer !== undefined && env === undefined) this.observer(entry, answer.available);
+    return answer;
+  }
+
+  private evaluate(entry: ToolEntry, memo: Map<CheckFn, Availability> | undefined, env: EnvVars | undefined): Availability {
     // process.env is read only for tools that need it: it is a slow getter, and listings touch every tool.
     const variables = entry.requiresEnv.length > 0 ? (env ?? process.env) : undefined;
     for (const variable of entry.requiresEnv) {
@@ -87,6 +99,14 @@ export class AvailabilityCache {
   /** Forget every cached answer (after the environment changed, say). */
   clear(): void {
     this.cache.clear();
+  }
+
+  /**
+   * Makes every cached answer stale, so each check runs again when next asked. Unlike `clear()`, a check's
+   * last success is kept: a check that throws right after still gets its grace period.
+   */
+  expireAll(): void {
+    for (const cached of this.cache.values()) cached.checkedAt = Number.NEGATIVE_INFINITY;
   }
 
   private cachedOrRun(check: CheckFn): Availability {

@@ -25,6 +25,7 @@ import { ToolsetCatalog } from "../toolsets/catalog.js";
 import type { ToolIndex } from "../toolsets/types.js";
 import { createStderrLogger } from "../util/logger.js";
 import { describeSource, sameSource } from "./source.js";
+import { RegistryChanges, type RegistryChangeListener } from "./changes.js";
 
 export interface ToolRegistryOptions {
   logger?: Logger | undefined;
@@ -114,6 +115,8 @@ export class ToolRegistry implements DispatchHost {
   defaultSource: ToolSource = { kind: "user" };
   private readonly agentLoopTools: Set<string>;
   private builtinsSeen = false;
+  /** Present only while someone listens (`onChange`): registration pays one field read otherwise. */
+  private changes: RegistryChanges | undefined;
 
   constructor(options: ToolRegistryOptions = {}) {
     this.logger = options.logger ?? createStderrLogger();
@@ -165,6 +168,7 @@ export class ToolRegistry implements DispatchHost {
     this.tools.set(frozen.name, frozen);
     if (frozen.source.kind === "builtin") this.builtinsSeen = true;
     this.generationCounter++;
+    if (this.changes !== undefined) this.changes.registered(frozen.name, replaced !== undefined);
     return frozen;
   }
 
@@ -202,16 +206,57 @@ export class ToolRegistry implements DispatchHost {
    * replacement of another tool (a built-in it was allowed to override, say).
    */
   reinstate(entry: ToolEntry): void {
+    const replaced = this.tools.has(entry.name);
     this.tools.set(entry.name, entry);
     if (entry.source.kind === "builtin") this.builtinsSeen = true;
     this.generationCounter++;
+    if (this.changes !== undefined) this.changes.registered(entry.name, replaced);
   }
 
   /** Removes a tool. */
   deregister(name: string): boolean {
     if (!this.tools.delete(name)) return false;
     this.generationCounter++;
+    if (this.changes !== undefined) this.changes.deregistered(name);
     return true;
+  }
+
+  // ---- change events ------------------------------------------------------
+
+  /**
+   * Calls `listener` after every registration, replacement and removal, and when a tool's availability
+   * is found changed (docs/registry-events.md). Returns a function that removes the listener. A listener
+   * that throws (or rejects) is logged and ignored: registration never fails because of one.
+   */
+  onChange(listener: RegistryChangeListener): () => void {
+    if (typeof listener !== "function") throw new TypeError("a registry change listener must be a function");
+    if (this.changes === undefined) {
+      const changes = new RegistryChanges(() => this.logger, () => this.generationCounter, (name) => this.tools.get(name));
+      this.changes = changes;
+      this.availability.observer = changes.observe;
+    }
+    const changes = this.changes;
+    const remove = changes.add(listener);
+    return () => {
+      if (!remove() || changes.size > 0 || this.changes !== changes) return;
+      this.changes = undefined;
+      this.availability.observer = undefined;
+    };
+  }
+
+  /**
+   * Evaluates every tool's availability now: its environment variables, and its check run again (cached
+   * answers are made stale). While someone listens, tools found changed are announced (an `availability`
+   * event) before this returns. Call it after changing what availability depends on (setting an
+   * environment variable, installing a dependency) to have the change seen at once.
+   */
+  refreshAvailability(): void {
+    this.availability.expireAll();
+    const memo = new Map<CheckFn, Availability>();
+    for (const entry of this.tools.values()) {
+      if (entry.checkFn !== undefined || entry.requiresEnv.length > 0) this.availability.ofEntry(entry, memo);
+    }
+    this.changes?.flush();
   }
 
   // ---- lookup -------------------------------------------------------------
@@ -354,6 +399,7 @@ export class ToolRegistry implements DispatchHost {
       session: session ?? options?.session,
       allowedTools: options?.allowedTools,
       timeoutMs: options?.timeoutMs,
+      surface: options?.surface,
     };
     return (await this.settle(call.name, call.arguments, callOptions)).result;
   }

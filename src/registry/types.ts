@@ -80,6 +80,14 @@ export interface ToolResult<T = unknown> {
   metadata?: Record<string, unknown> | undefined;
 }
 
+/**
+ * Where a call came from, as hooks see it (`ctx.surface`, a plugin hook's `event.surface`): `library` (a
+ * program calling the registry or `handleFunctionCall`; the default), `cli` (`mibyan call`), `mcp` (a client
+ * of `mibyan mcp serve` / `createMcpServer`), or a framework adapter (`ai-sdk`, `openai-agents`, `langchain`).
+ * Any other string names a surface of the embedder's own.
+ */
+export type CallSurface = "library" | "cli" | "mcp" | "ai-sdk" | "openai-agents" | "langchain" | (string & {});
+
 /** Everything a handler learns about the call it serves. */
 export interface ToolContext {
   /** Aborted when the caller cancels or the tool's time limit elapses. */
@@ -96,6 +104,11 @@ export interface ToolContext {
   readonly allowedTools?: ReadonlySet<string> | undefined;
   /** The name of the tool being called. */
   readonly toolName: string;
+  /**
+   * Where the call came from: always set for calls through the registry (`library` unless the caller said
+   * otherwise); optional only so a context built by hand (a test calling a handler) need not name one.
+   */
+  readonly surface?: CallSurface | undefined;
 }
 
 /** What a caller passes into dispatch: every field optional; `signal` is created when absent. */
@@ -113,6 +126,8 @@ export interface CallOptions {
   allowedTools?: ReadonlySet<string> | readonly string[] | undefined;
   /** Overrides the tool's own time limit for this call (milliseconds; 0 disables). */
   timeoutMs?: number | undefined;
+  /** Where the call came from, for hooks (default `library`). */
+  surface?: CallSurface | undefined;
 }
 
 /** A Mibyan-style handler: parsed arguments first, context second. */
