@@ -4,6 +4,7 @@
  */
 export type {
   CallOptions,
+  CallSurface,
   CheckFn,
   CommonToolOptions,
   FunctionSchema,
@@ -36,6 +37,7 @@ export { ToolDefinitionError } from "./registry/errors.js";
 export { SCHEMA_LIMITS } from "./schema/limits.js";
 export { defineTool, type InferArguments } from "./registry/define-tool.js";
 export { ToolUnavailableError, type Availability, type AvailabilityOptions, type UnavailableCode } from "./registry/availability.js";
+export type { RegistryChange, RegistryChangeListener } from "./registry/changes.js";
 
 export { ok, fail, isToolResult } from "./dispatch/result.js";
 export type { HookKind } from "./dispatch/hooks.js";
