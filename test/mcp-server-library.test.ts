@@ -229,7 +229,7 @@ describe("tools/call", () => {
 describe("tools/list_changed", () => {
   it("a tool registered at runtime is announced and listed", async () => {
     const registry = testRegistry();
-    const server = await createMcpServer({ registry, listChangedPollMs: 50 });
+    const server = await createMcpServer({ registry, availabilityRecheckMs: 0 });
     open.push(server);
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
@@ -244,11 +244,11 @@ describe("tools/list_changed", () => {
     await expect.poll(() => changed.at(-1) ?? [], { timeout: 1_000 }).toContain("late");
   });
 
-  it("a tool that becomes available is announced", async () => {
+  it("a tool that becomes available is announced (no refresh: the server's recheck finds it)", async () => {
     const registry = testRegistry();
     delete process.env.MCP_SERVER_TEST_KEY;
     registry.register({ name: "needs_key", toolset: "basic", requiresEnv: ["MCP_SERVER_TEST_KEY"], schema: { description: "Needs a key.", parameters: { type: "object", properties: {} } }, handler: () => "ok" });
-    const server = await createMcpServer({ registry, listChangedPollMs: 50 });
+    const server = await createMcpServer({ registry, availabilityRecheckMs: 50 });
     open.push(server);
     const client = await connected(server);
     expect((await client.listTools()).tools.map((t) => t.name)).not.toContain("needs_key");

@@ -71,7 +71,8 @@ export async function boot(options: BootOptions = {}): Promise<Runtime> {
     // MCP client (the SDK) loads, and ends them if loading fails (docs/mcp.md, "Starting servers early").
     const { discoverMcpTools } = await import("../mcp/client/public.js");
     runtime.mcp = await discoverMcpTools({ registry, config: config.config.mcpServers, logger: registry.logger, connectWaitMs: 0, timings: { backoffBaseMs: CLI_MCP_BACKOFF_BASE_MS } });
-    await waitForServers(runtime.mcp, () => options.mcpReadyWhen?.(registry) === true);
+    const readyWhen = options.mcpReadyWhen;
+    await waitForServers(runtime.mcp, registry, readyWhen === undefined ? undefined : () => readyWhen(registry));
   }
   runtime.close = async () => {
     await Promise.all([runtime.mcp?.close(), runtime.plugins?.close()]);
@@ -86,19 +87,25 @@ export function wantsPlugins(config: MibyanConfig): boolean {
   return enabled || hooks;
 }
 
-/** Until every server has settled (ready, parked, refused), `ready()` holds, or `CLI_MCP_WAIT_MS` passed. */
-async function waitForServers(mcp: McpHandle, ready: () => boolean): Promise<void> {
-  const timers: ReturnType<typeof setTimeout>[] = [];
-  const after = (ms: number): Promise<void> => new Promise((resolve) => timers.push(setTimeout(resolve, ms)));
-  let waiting = true;
-  const poll = async (): Promise<void> => {
-    // The registry has no change events; a 20 ms poll is nothing next to a server's start-up.
-    while (waiting && !ready()) await after(20);
-  };
+/**
+ * Until every server has settled (ready, parked, refused), `ready()` holds, or `CLI_MCP_WAIT_MS` passed.
+ * `ready()` is asked when a tool is registered (the registry's change event), not on a timer: `mibyan
+ * call` goes on the moment its server's tool arrives.
+ */
+async function waitForServers(mcp: McpHandle, tools: ToolRegistry, ready: (() => boolean) | undefined): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let unsubscribe: (() => void) | undefined;
+  const registered = new Promise<void>((resolve) => {
+    if (ready === undefined) return;
+    if (ready()) return resolve();
+    unsubscribe = tools.onChange((change) => {
+      if (change.kind === "registered" && ready()) resolve();
+    });
+  });
   try {
-    await Promise.race([mcp.settled(), poll(), after(CLI_MCP_WAIT_MS)]);
+    await Promise.race([mcp.settled(), registered, new Promise<void>((resolve) => (timer = setTimeout(resolve, CLI_MCP_WAIT_MS)))]);
   } finally {
-    waiting = false;
-    for (const timer of timers) clearTimeout(timer);
+    unsubscribe?.();
+    clearTimeout(timer);
   }
 }

@@ -25,7 +25,8 @@ import type { McpHttpServer, McpServerConnection, McpServerOptions, McpServerTra
 
 const DEFAULT_APPROVAL_TIMEOUT_MS = 120_000;
 const DEFAULT_PROGRESS_INTERVAL_MS = 1_000;
-const DEFAULT_LIST_CHANGED_POLL_MS = 500;
+const DEFAULT_LIST_CHANGED_DEBOUNCE_MS = 50;
+const DEFAULT_AVAILABILITY_RECHECK_MS = 30_000;
 
 function packageVersion(): string {
   try {
@@ -48,7 +49,15 @@ export async function createMcpServer(options: McpServerOptions = {}): Promise<M
     exclude: options.exclude,
   });
   for (const name of lister.unknownNames()) logger.warn(`mcp server: no tool named ${name} is registered`);
-  const watcher = new ListChangedWatcher(registry, lister, options.listChangedPollMs ?? DEFAULT_LIST_CHANGED_POLL_MS, logger);
+  const watcher = new ListChangedWatcher(
+    registry,
+    lister,
+    {
+      debounceMs: options.listChangedDebounceMs ?? DEFAULT_LIST_CHANGED_DEBOUNCE_MS,
+      recheckMs: options.availabilityRecheckMs ?? DEFAULT_AVAILABILITY_RECHECK_MS,
+    },
+    logger,
+  );
   const gate: ApprovalGate = options.approvalGate ?? (await import("../../approval/default-gate.js")).getApprovalGate();
   gate.setSurface(new McpElicitationSurface(options.approvalFallback));
   const baseSession = options.sessionId ?? "mcp";

@@ -59,6 +59,11 @@ export class ToolLister {
     return this.definitions().map((d) => toServedTool(this.options.registry, d));
   }
 
+  /** Forgets the names kept by `names()` (the registry changed). */
+  invalidate(): void {
+    this.cachedNames = undefined;
+  }
+
   /**
    * The names served now, for `allowedTools` of each call. Kept for up to a second within one registry
    * generation: listing rebuilds patched schemas (execute_code's), about 30 µs per call with the built-ins.

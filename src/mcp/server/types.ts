@@ -34,8 +34,17 @@ export interface McpServerOptions {
   approvalTimeoutMs?: number | undefined;
   /** Interval of progress notifications for a call whose request carried a progress token (default 1,000 ms). */
   progressIntervalMs?: number | undefined;
-  /** How often the tool list is compared with what clients were last told, for `tools/list_changed` (default 500 ms). */
-  listChangedPollMs?: number | undefined;
+  /**
+   * How long after a registry change (`registry.onChange`) the tool list is compared with what clients were
+   * last told, for `tools/list_changed`: changes within it are one notification (default 50 ms).
+   */
+  listChangedDebounceMs?: number | undefined;
+  /**
+   * How often the list is compared without a registry change, while clients are connected: availability
+   * (an environment variable, what a check looks at) changes without an event (default 30,000 ms; 0: never).
+   * `registry.refreshAvailability()` announces such a change at once.
+   */
+  availabilityRecheckMs?: number | undefined;
   /**
    * The session id calls run under (approvals, processes, the working directory); each MCP session adds its
    * own id (`mcp-<Mcp-Session-Id>`). Default `mcp`.
