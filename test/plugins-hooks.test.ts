@@ -96,7 +96,7 @@ describe("block directive (11) and hook failures (10)", () => {
     expect(outcome.result.error).toEqual({ kind: "blocked", message: "no" });
     expect(calls("write_file")).toBe(0);
     expect(g.__post).toEqual([
-      { toolName: "write_file", args: { path: "/etc/passwd" }, taskId: "t1", sessionId: "s1", toolCallId: "call-1", result: '{"error":"no"}', durationMs: expect.any(Number), status: "blocked" },
+      { toolName: "write_file", args: { path: "/etc/passwd" }, taskId: "t1", sessionId: "s1", toolCallId: "call-1", surface: "library", result: '{"error":"no"}', durationMs: expect.any(Number), status: "blocked" },
     ]);
     await manager.close();
   });

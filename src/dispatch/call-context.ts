@@ -1,4 +1,4 @@
-import type { CallOptions, ToolContext } from "../registry/types.js";
+import type { CallOptions, CallSurface, ToolContext } from "../registry/types.js";
 
 /**
  * The context handed to hooks and the handler. The AbortSignal is created
@@ -11,6 +11,7 @@ export class CallContext implements ToolContext {
   readonly toolCallId?: string;
   readonly session?: unknown;
   readonly allowedTools?: ReadonlySet<string>;
+  readonly surface: CallSurface = "library";
   toolName: string;
   /**
    * Whether the handler (or a hook) read `signal`. A handler that never did
@@ -30,6 +31,7 @@ export class CallContext implements ToolContext {
       this.taskId = options.taskId;
       this.toolCallId = options.toolCallId;
       this.session = options.session;
+      if (options.surface !== undefined) this.surface = options.surface;
       this.callerSignal = options.signal;
       const allowed = options.allowedTools;
       if (allowed !== undefined) this.allowedTools = allowed instanceof Set ? allowed : new Set(allowed);

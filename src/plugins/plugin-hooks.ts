@@ -187,7 +187,7 @@ export class PluginHooks {
   }
 
   private event(call: ParsedToolCall, ctx: ToolContext): ToolCallEvent {
-    return { toolName: call.name, args: call.arguments, taskId: ctx.taskId, sessionId: ctx.sessionId, toolCallId: ctx.toolCallId ?? call.id };
+    return { toolName: call.name, args: call.arguments, taskId: ctx.taskId, sessionId: ctx.sessionId, toolCallId: ctx.toolCallId ?? call.id, surface: ctx.surface ?? "library" };
   }
 
   private async decide(call: ParsedToolCall, ctx: ToolContext, event: ToolCallEvent, decided: Directive | undefined): Promise<ToolResult | undefined> {
@@ -241,6 +241,7 @@ export class PluginHooks {
       taskId: ctx.taskId,
       sessionId: ctx.sessionId,
       toolCallId: ctx.toolCallId ?? call.id,
+      surface: ctx.surface ?? "library",
       result: text,
       status: statusOf(result),
     };
@@ -269,6 +270,7 @@ export class PluginHooks {
       taskId: ctx.taskId,
       sessionId: ctx.sessionId,
       toolCallId: ctx.toolCallId ?? call.id,
+      surface: ctx.surface ?? "library",
       result: text,
       durationMs,
       status: statusOf(result),

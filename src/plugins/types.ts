@@ -1,4 +1,5 @@
 /** The shapes of the plugin system: manifests, discovered plugins, statuses, hook events and directives. */
+import type { CallSurface } from "../registry/types.js";
 
 /** `kind` of plugin.yaml. Informational in mibyan: every kind loads the same way (docs/plugins.md). */
 export const PLUGIN_KINDS = ["standalone", "backend", "exclusive", "platform", "model-provider"] as const;
@@ -71,6 +72,8 @@ export interface ToolCallEvent {
   taskId?: string | undefined;
   sessionId?: string | undefined;
   toolCallId?: string | undefined;
+  /** Where the call came from: `library` (default), `cli`, `mcp`, `ai-sdk`, `openai-agents`, `langchain`, or the embedder's own. */
+  surface: CallSurface;
 }
 
 /** `ok` for a success, else the error kind of the result (`failed`, `blocked`, `timeout`, `cancelled`, `unavailable`, ...). */

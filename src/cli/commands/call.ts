@@ -26,6 +26,7 @@ export async function runCallCommand(runtime: Runtime, tool: string, rawArgs: st
       sessionId: options.session,
       taskId: options.task,
       signal: controller.signal,
+      surface: "cli",
     });
     spinner.stop();
     process.stdout.write(outcome.content.endsWith("\n") ? outcome.content : `${outcome.content}\n`);

@@ -54,6 +54,8 @@ export async function callTool(request: CallRequest, context: CallContext): Prom
         taskId: context.sessionId,
         toolCallId: `mcp-${request.requestId}`,
         allowedTools: context.allowedTools(),
+        // Hooks tell an MCP client's calls from the program's own (`ctx.surface`, a plugin hook's `event.surface`).
+        surface: "mcp",
       }),
     );
     return toMcpResult(outcome);
