@@ -32,11 +32,6 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { ApprovalGate } from "../approval/flow/gate.js";
 import type { ApprovalAnswer, ApprovalRequest, ApprovalSurface, CheckOptions } from "../approval/flow/types.js";
 
-/** What was put to the gate inside a scope and needed a person: the exact text and what it was. */
-export interface AskedText {
-  text: string;
-}
-
 export interface CallScope {
   readonly sessionId: string;
   /** Exact texts a person approved through the framework, unspent. Spent ones are removed. */
