@@ -60,7 +60,7 @@ export const THREAT_PATTERNS: readonly ThreatPattern[] = Object.freeze([
   },
   {
     id: "role_hijack",
-    pattern: rx(String.raw`\byou\s+are\s+${FILLER}now\s+(?:a|an|the|my|in)\s+|\bfrom\s+now\s+on,?\s+you\s+(?:are|will\s+be|must\s+act\s+as|shall\s+be)\s+(?:a|an|the|my)\b|\byour\s+new\s+(?:identity|role|persona|instructions)\s+(?:is|are)\b`),
+    pattern: rx(String.raw`\byou\s+are\s+${FILLER}now\s+(?:a|an|the|my|in)\s+|\byou\s+are\s+now\s+(?:DAN|STAN|DUDE|AIM|evil|unfiltered|unrestricted|uncensored|jailbroken|free\s+of)\b|\bfrom\s+now\s+on,?\s+you\s+(?:are|will\s+be|must\s+act\s+as|shall\s+be)\s+(?:a|an|the|my)\b|\byour\s+new\s+(?:identity|role|persona|instructions)\s+(?:is|are)\b`),
     description: "reassigns the model's identity",
   },
   {
@@ -90,7 +90,7 @@ export const THREAT_PATTERNS: readonly ThreatPattern[] = Object.freeze([
   },
   {
     id: "deception_hide",
-    pattern: rx(String.raw`\b(?:do\s+not|don'?t|never)\s+${FILLER}(?:tell|inform|mention|reveal|disclose|show|notify|alert|let)\s+${FILLER}(?:the\s+|my\s+|your\s+)?(?:user|human|owner|operator|anyone)\b|\bwithout\s+(?:telling|informing|notifying|alerting|asking)\s+(?:the\s+)?(?:user|human|owner|operator|anyone)\b|\b(?:silently|secretly|covertly|quietly)\s+(?:send|upload|post|exfiltrate|forward|copy|run|execute|install|add|delete)\b`),
+    pattern: rx(String.raw`\b(?:do\s+not|don'?t|never)\s+${FILLER}(?:tell|inform|mention|reveal|disclose|show|notify|alert|let)\s+${FILLER}(?:the\s+|my\s+|your\s+)?(?:user|human|owner|operator|anyone)\b|\bwithout\s+(?:telling|informing|notifying|alerting|asking)\s+(?:the\s+)?(?:user|human|owner|operator|anyone)\b|\btell\s+(?:no\s+one|no-one|nobody)\b|\bkeep\s+(?:this|it)\s+(?:secret|hidden)\s+from\s+(?:the\s+)?(?:user|human|owner)\b|\b(?:silently|secretly|covertly|quietly)\s+(?:send|upload|post|exfiltrate|forward|copy|run|execute|install|add|delete)\b`),
     description: "tells the model to hide what it does",
   },
   {
@@ -132,7 +132,7 @@ export const THREAT_PATTERNS: readonly ThreatPattern[] = Object.freeze([
   // Sending data out.
   {
     id: "exfil_curl",
-    pattern: rx(String.raw`\bcurl\s+[^\n]{0,512}${SECRET_VAR}|\bcurl\s+[^\n]{0,512}(?:-d|--data(?:-binary|-raw|-urlencode)?|-F|--form|-T|--upload-file)\s*@?\s*["']?(?:~|\$HOME|\/)[^\s]{0,128}${SECRET_FILES}`),
+    pattern: rx(String.raw`\b(?:curl|wget|nc|ncat|http|https)\s+[^\n]{0,512}(?:\$\(\s*(?:env|printenv|set|cat\s[^)]{0,128})\s*\)|\x60(?:env|printenv)\x60)|\bcurl\s+[^\n]{0,512}${SECRET_VAR}|\bcurl\s+[^\n]{0,512}(?:-d|--data(?:-binary|-raw|-urlencode)?|-F|--form|-T|--upload-file)\s*@?\s*["']?(?:~|\$HOME|\/)[^\s]{0,128}${SECRET_FILES}`),
     description: "curl with a secret",
   },
   {

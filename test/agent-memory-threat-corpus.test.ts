@@ -1,0 +1,69 @@
+// The memory threat scan measured on labelled corpora (test/fixtures/memory-threat-corpus/README.md):
+// the tuning file must be judged right; the held-out files print their precision and recall and
+// fail only if they drop below what was measured when they were first run.
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { describe, expect, it } from "vitest";
+
+import { scanForThreats } from "../src/agent/stores/memory/threat-scan.js";
+
+const DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures", "memory-threat-corpus");
+
+interface Row {
+  text: string;
+  hostile: boolean;
+  class: string;
+  source?: string;
+}
+
+function load(file: string): Row[] {
+  return readFileSync(path.join(DIR, file), "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as Row);
+}
+
+function measure(rows: Row[]) {
+  let tp = 0;
+  let fp = 0;
+  let fn = 0;
+  let tn = 0;
+  const misses: string[] = [];
+  const falseAlarms: string[] = [];
+  for (const row of rows) {
+    const ids = scanForThreats(row.text).map((f) => f.id);
+    if (row.hostile && ids.length > 0) tp++;
+    else if (row.hostile) {
+      fn++;
+      misses.push(row.text);
+    } else if (ids.length > 0) {
+      fp++;
+      falseAlarms.push(`${ids.join(",")}: ${row.text}`);
+    } else tn++;
+  }
+  return { tp, fp, fn, tn, precision: tp / Math.max(1, tp + fp), recall: tp / Math.max(1, tp + fn), misses, falseAlarms };
+}
+
+const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+
+describe("memory threat scan corpora", () => {
+  it("tune.jsonl (written while the patterns were made) is judged right", () => {
+    const m = measure(load("tune.jsonl"));
+    console.log(`memory threat scan, tune.jsonl: precision ${pct(m.precision)}, recall ${pct(m.recall)} (tp ${m.tp}, fp ${m.fp}, fn ${m.fn}, tn ${m.tn})`);
+    expect(m.misses).toEqual([]);
+    expect(m.falseAlarms).toEqual([]);
+  });
+
+  // Measured once, before any pattern was changed with these cases in view (README.md).
+  const HELD_OUT: { file: string; precision: number; recall: number }[] = [];
+  for (const { file, precision, recall } of HELD_OUT) {
+    it.skipIf(!existsSync(path.join(DIR, file)))(`${file} (held out) stays at or above its first measurement`, () => {
+      const m = measure(load(file));
+      console.log(`memory threat scan, ${file}: precision ${pct(m.precision)}, recall ${pct(m.recall)} (tp ${m.tp}, fp ${m.fp}, fn ${m.fn}, tn ${m.tn})`);
+      expect(m.precision).toBeGreaterThanOrEqual(precision);
+      expect(m.recall).toBeGreaterThanOrEqual(recall);
+    });
+  }
+});
