@@ -6,6 +6,13 @@ import { fail } from "./result.js";
 export interface ExecuteToolCallsOptions extends Omit<HandleFunctionCallOptions, "toolCallId"> {
   /** Most parallel-safe calls running at once (default: the registry's `maxConcurrency`, 8 unless config.yaml's `tools.max_concurrency` was applied). */
   maxConcurrency?: number | undefined;
+  /**
+   * Told when a call starts and when it settles (an agent loop's activity line: name, elapsed time,
+   * status). `index` is the call's place in `calls`. A callback that throws is ignored: reporting
+   * must never change what runs.
+   */
+  onCallStart?: ((index: number, call: ToolCall) => void) | undefined;
+  onCallEnd?: ((index: number, outcome: ToolCallOutcome, elapsedMs: number) => void) | undefined;
 }
 
 export interface ToolCallOutcome {
@@ -29,7 +36,17 @@ export async function executeToolCalls(calls: readonly ToolCall[], options: Exec
   const target = options.registry ?? defaultRegistry;
   const limit = Math.max(1, Math.floor(options.maxConcurrency ?? target.maxConcurrency));
   const outcomes: ToolCallOutcome[] = new Array(calls.length);
-  const runOne = async (index: number): Promise<void> => {
+  const { onCallStart, onCallEnd } = options;
+  const runOne =
+    onCallStart === undefined && onCallEnd === undefined
+      ? (index: number) => runCall(index)
+      : async (index: number): Promise<void> => {
+          const started = performance.now();
+          if (onCallStart !== undefined) quietly(() => onCallStart(index, calls[index] as ToolCall));
+          await runCall(index);
+          if (onCallEnd !== undefined) quietly(() => onCallEnd(index, outcomes[index]!, performance.now() - started));
+        };
+  const runCall = async (index: number): Promise<void> => {
     const problem = malformation(calls[index]);
     if (problem !== undefined) {
       outcomes[index] = malformedOutcome(calls[index], index, problem);
@@ -65,6 +82,14 @@ export async function executeToolCalls(calls: readonly ToolCall[], options: Exec
     await runLimited(batch, limit, runOne);
   }
   return outcomes;
+}
+
+function quietly(report: () => void): void {
+  try {
+    report();
+  } catch {
+    // A UI callback's fault is not the call's.
+  }
 }
 
 async function runLimited(indices: readonly number[], limit: number, run: (index: number) => Promise<void>): Promise<void> {
