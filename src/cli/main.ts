@@ -1,3 +1,4 @@
+import { endMcpServersOnSignals } from "./exit-signals.js";
 import { fastPath } from "./fast-path.js";
 import { describeThrown } from "../util/text.js";
 
@@ -7,6 +8,7 @@ import { describeThrown } from "../util/text.js";
  * Sets `process.exitCode`; never throws.
  */
 export async function main(argv: readonly string[] = process.argv): Promise<void> {
+  endMcpServersOnSignals();
   const fast = fastPath(argv.slice(2));
   if (fast === null) {
     const { runProgram } = await import("./program.js");

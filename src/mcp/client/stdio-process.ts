@@ -76,6 +76,23 @@ function installExitHook(): void {
   });
 }
 
+/**
+ * Ends every stdio server this process started and has not seen exit: SIGTERM to their process
+ * groups, then SIGKILL to what is left after `graceMs`. For a program about to die of a signal
+ * (the CLI's signal handler), where no `close()` will run and the `exit` hook does not either.
+ */
+export async function endLiveStdioServers(graceMs: number = TERM_GRACE_MS): Promise<void> {
+  const children = [...live];
+  if (children.length === 0) return;
+  const gone = children.map((child) =>
+    child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((done) => child.once("exit", () => done())),
+  );
+  for (const child of children) killGroup(child, "SIGTERM");
+  await settlesWithin(Promise.all(gone).then(() => undefined), graceMs);
+  // The leaders are gone or stubborn; either way nothing of their groups may stay.
+  for (const child of children) killGroup(child, "SIGKILL");
+}
+
 /** The pids of the stdio servers this process started and has not yet seen exit (for tests and `close()` checks). */
 export function liveStdioPids(): number[] {
   return [...live].flatMap((child) => (child.pid === undefined ? [] : [child.pid]));
