@@ -40,7 +40,7 @@ export const THREAT_PATTERNS: readonly ThreatPattern[] = Object.freeze([
   },
   {
     id: "disregard_rules",
-    pattern: rx(String.raw`\b(?:disregard|forget|override|bypass|circumvent|suspend)\s+${FILLER}(?:your|all|any|the|previous|prior|system|safety|these|those|earlier)\s+${FILLER}(?:instructions?|rules|guidelines|prompts?|constraints|policies|policy|restrictions|guardrails|safeguards|programming|training)`),
+    pattern: rx(String.raw`\b(?:disregard|forget|ignore)\s+(?:everything|anything|all)\s+(?:(?:that\s+was\s+)?(?:said|written)\s+)?(?:above|before|prior|previous(?:ly)?|earlier)\b|\b(?:disregard|forget|override|bypass|circumvent|suspend)\s+${FILLER}(?:your|all|any|the|previous|prior|system|safety|these|those|earlier)\s+${FILLER}(?:instructions?|rules|guidelines|prompts?|constraints|policies|policy|restrictions|guardrails|safeguards|programming|training)`),
     description: "tells the model to disregard its rules",
   },
   {
@@ -50,17 +50,17 @@ export const THREAT_PATTERNS: readonly ThreatPattern[] = Object.freeze([
   },
   {
     id: "bypass_restrictions",
-    pattern: rx(String.raw`\bact\s+as\s+(?:if|though)\s+${FILLER}(?:you\s+)?(?:have\s+no|don'?t\s+have|had\s+no|were\s+free\s+of|are\s+free\s+of)\s+${FILLER}(?:restrictions|limits|limitations|rules|guidelines|filters)|\bno\s+longer\s+(?:bound|restricted|limited)\s+by\b`),
+    pattern: rx(String.raw`\bact\s+as\s+(?:if|though)\s+${FILLER}(?:you\s+)?(?:have\s+no|don'?t\s+have|had\s+no|were\s+free\s+of|are\s+free\s+of)\s+${FILLER}(?:restrictions|limits|limitations|rules|guidelines|filters)|\bno\s+longer\s+(?:bound|restricted|limited)\s+by\b|\b(?:do\s+not|don'?t|never)\s+care\s+about\s+(?:morals|ethics|morality|rules|policies|safety)\b`),
     description: "tells the model it has no restrictions",
   },
   {
     id: "jailbreak_mode",
-    pattern: rx(String.raw`\b(?:developer|dan|jailbreak|god|unrestricted|admin|debug)\s+mode\s+(?:is\s+)?(?:enabled|activated|on|unlocked)\b|\benable\s+(?:developer|dan|jailbreak|god|unrestricted)\s+mode\b`),
+    pattern: rx(String.raw`\b(?:developer|dan|jailbreak|god|unrestricted|admin|debug)\s+mode\s+(?:is\s+)?(?:enabled|activated|on|unlocked)\b|\b(?:enable|simulate|enter|activate|stay\s+in)\s+(?:developer|dan|jailbreak|god|unrestricted)\s+mode\b|\bignor(?:e|ing)\s+(?:openai'?s|anthropic'?s|google'?s|the|your|all)\s+(?:content\s+|usage\s+|safety\s+)?polic(?:y|ies)\b`),
     description: "claims a jailbreak mode",
   },
   {
     id: "role_hijack",
-    pattern: rx(String.raw`\byou\s+are\s+${FILLER}now\s+(?:a|an|the|my|in)\s+|\byou\s+are\s+now\s+(?:DAN|STAN|DUDE|AIM|evil|unfiltered|unrestricted|uncensored|jailbroken|free\s+of)\b|\bfrom\s+now\s+on,?\s+you\s+(?:are|will\s+be|must\s+act\s+as|shall\s+be)\s+(?:a|an|the|my)\b|\byour\s+new\s+(?:identity|role|persona|instructions)\s+(?:is|are)\b`),
+    pattern: rx(String.raw`\byou\s+are\s+${FILLER}now\s+(?:a|an|the|my|in)\s+|\byou\s+are\s+now\s+(?:DAN|STAN|DUDE|AIM|evil|unfiltered|unrestricted|uncensored|jailbroken|free\s+of)\b|\bfrom\s+now\s+on,?\s+you\s+(?:are|will\s+be|must\s+act\s+as|shall\s+be)\s+(?:a|an|the|my)\b|\byour\s+new\s+(?:identity|role|persona|instructions)\s+(?:is|are)\b|\bfrom\s+now\s+on,?\s+you\s+(?:will|shall|must)\s+(?:play|act\s+as|take\s+on|assume)\b|\b(?:play|assume|take\s+on)\s+the\s+(?:role|part|persona)\s+of\s+(?:a|an)\s+(?:\w+\s+){0,2}(?:chatbot|ai|assistant|model|bot)\b`),
     description: "reassigns the model's identity",
   },
   {
@@ -70,7 +70,7 @@ export const THREAT_PATTERNS: readonly ThreatPattern[] = Object.freeze([
   },
   {
     id: "fake_role_tags",
-    pattern: rx(String.raw`<\/?\s*(?:system|assistant|instructions?|im_start|im_end|developer)\s*>|<\|(?:im_start|im_end|system|endoftext)\|>|\[\/?(?:INST|SYS)\]|<<\/?SYS>>|(?:^|\n)\s*#{0,4}\s*(?:system|developer)\s*(?:message|prompt)?\s*:`),
+    pattern: rx(String.raw`<\/?\s*(?:system|assistant|instructions?|im_start|im_end|developer)\s*>|<\|(?:im_start|im_end|system|endoftext)\|>|\[\/?(?:INST|SYS)\]|<<\/?SYS>>|\[\s*(?:system|admin|administrator|assistant|user|developer|root|operator)\s*:|(?:^|\n)\s*#{0,4}\s*(?:system|developer)\s*(?:message|prompt)?\s*:`),
     description: "imitates a system or role boundary",
   },
   {
@@ -95,7 +95,7 @@ export const THREAT_PATTERNS: readonly ThreatPattern[] = Object.freeze([
   },
   {
     id: "leak_system_prompt",
-    pattern: rx(String.raw`\b(?:output|print|reveal|repeat|show|dump|display|leak|recite)\s+${FILLER}(?:system|initial|hidden|original)\s+(?:prompt|instructions|message)`),
+    pattern: rx(String.raw`\b(?:output|print|reveal|repeat|show|dump|display|leak|recite)\s+${FILLER}(?:system|initial|hidden|original)\s+(?:prompt|instructions|message)|\b(?:paste|put|print|output|share|reveal|repeat|show|display|dump|leak|recite|write|copy|list|give|tell|send|type|provide|quote|echo|spell)\b[^\n.?!]{0,60}\byour\s+(?:system\s+|initial\s+|original\s+|hidden\s+|full\s+|complete\s+|internal\s+)?(?:prompt|instructions|system\s+message|guidelines|configuration)\b|\brepeat\s+(?:the\s+|all\s+)?(?:words|text|everything|lines|content)\s+(?:above|before)\b|\b(?:first|last|exact|full|entire|complete)\s+(?:sentence|line|words?|text|part|paragraph)\s+of\s+your\s+(?:system\s+)?(?:prompt|instructions)|\bverbatim\b[^\n.]{0,60}\byour\s+(?:system\s+)?(?:prompt|instructions)`),
     description: "asks for the system prompt",
   },
   {
@@ -149,6 +149,11 @@ export const THREAT_PATTERNS: readonly ThreatPattern[] = Object.freeze([
     id: "send_to_url",
     pattern: rx(String.raw`\b(?:send|post|upload|transmit|forward|exfiltrate|leak|report|beam|pipe|submit|sync|mirror|email|mail)\b[^\n]{0,512}?\s(?:to|at|into|via)\s+(?:the\s+(?:url|endpoint|server|address)\s+)?<?https?:\/\/`),
     description: "sends something to a URL",
+  },
+  {
+    id: "secrets_exfil",
+    pattern: rx(String.raw`\b(?:dump|leak|exfiltrate|upload|send|post|transmit|forward|export\s+all)\s+(?:all\s+)?(?:the\s+|my\s+|your\s+|their\s+)?(?:api\s+keys?|secrets|credentials|tokens|passwords|private\s+keys?|ssh\s+keys?|cookies|session\s+tokens)\b|\b(?:to|into|onto)\s+(?:an?\s+|the\s+|my\s+)?(?:external|remote|third[- ]party|outside|attacker'?s?|unknown)\s+(?:server|host|endpoint|url|site|machine|address)\b`),
+    description: "sends secrets or files to another machine",
   },
   {
     id: "exfil_endpoint",
