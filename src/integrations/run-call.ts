@@ -47,12 +47,39 @@ export function callScope(options: IntegrationOptions): { sessionId: string; tas
 export type CallRunner = (call: IntegrationCall) => Promise<IntegrationResult>;
 
 export function createCallRunner(options: IntegrationOptions, allowedTools: ReadonlySet<string>): CallRunner {
+  return createCallRunnerWith(options, allowedTools, (result) => result);
+}
+
+/**
+ * `createCallRunner` with the adapter's own result mapping folded into the same promise step:
+ * one `.then` per call between `handleFunctionCallDetailed` and the framework, not one for our
+ * result, one for the backstop and one for the adapter's mapping (each a microtask hop and a
+ * promise on every call). `map` should not throw; if it does, it is given the backstop's error
+ * result instead.
+ */
+export function createCallRunnerWith<T>(
+  options: IntegrationOptions,
+  allowedTools: ReadonlySet<string>,
+  map: (result: IntegrationResult, call: IntegrationCall) => T,
+): (call: IntegrationCall) => Promise<T> {
   const { sessionId, taskId } = callScope(options);
   const registry = options.registry;
   const agentLoop = options.session?.agentLoop;
   const session = options.session?.data;
+  // handleFunctionCallDetailed does not throw; this is the backstop for the adapter's own steps.
+  const backstop = (call: IntegrationCall, thrown: unknown): IntegrationResult => ({
+    content: JSON.stringify({ error: redactForModel(`Error executing ${call.name}: ${describeThrown(thrown)}`) }),
+    isError: true,
+  });
+  const finish = (call: IntegrationCall, result: IntegrationResult): T => {
+    try {
+      return map(result, call);
+    } catch (thrown) {
+      return map(backstop(call, thrown), call);
+    }
+  };
   // Plain promise chains, not async wrappers: each async layer costs a microtask hop on every call.
-  const run = (call: IntegrationCall): Promise<IntegrationResult> =>
+  const run = (call: IntegrationCall): Promise<T> =>
     handleFunctionCallDetailed(call.name, call.args, {
       registry,
       agentLoop,
@@ -64,24 +91,30 @@ export function createCallRunner(options: IntegrationOptions, allowedTools: Read
       // Only what the framework was given: a tool that calls tools (execute_code) passes this on.
       allowedTools,
       timeoutMs: call.timeoutMs,
-    }).then(integrationResult);
-  // handleFunctionCallDetailed does not throw; this is the backstop for the adapter's own steps.
-  const backstop = (call: IntegrationCall, thrown: unknown): IntegrationResult => ({
-    content: JSON.stringify({ error: redactForModel(`Error executing ${call.name}: ${describeThrown(thrown)}`) }),
-    isError: true,
-  });
+    }).then(
+      (outcome) => {
+        let result: IntegrationResult;
+        try {
+          result = integrationResult(outcome);
+        } catch (thrown) {
+          result = backstop(call, thrown);
+        }
+        return finish(call, result);
+      },
+      (thrown: unknown) => finish(call, backstop(call, thrown)),
+    );
   return (call) => {
     try {
       if (call.scope !== undefined) {
         bridgeGate(getApprovalGate());
-        return withCallScope(call.scope, () => run(call)).catch((thrown: unknown) => backstop(call, thrown));
+        return withCallScope(call.scope, () => run(call));
       }
       const command = call.approved === true ? gatedCommand(call.name, call.args) : undefined;
-      if (command === undefined) return run(call).catch((thrown: unknown) => backstop(call, thrown));
+      if (command === undefined) return run(call);
       bridgeGate(getApprovalGate());
-      return withCallGrant({ sessionId, command, toolCallId: call.toolCallId }, () => run(call)).catch((thrown: unknown) => backstop(call, thrown));
+      return withCallGrant({ sessionId, command, toolCallId: call.toolCallId }, () => run(call));
     } catch (thrown) {
-      return Promise.resolve(backstop(call, thrown));
+      return Promise.resolve(finish(call, backstop(call, thrown)));
     }
   };
 }
