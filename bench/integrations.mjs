@@ -1,19 +1,25 @@
 /**
  * What a framework adapter adds to a tool call, against `handleFunctionCall` of the same tool in
- * the same run (target ≤ 1.1×):
+ * the same run (target ≤ 1.1×), and against the same framework tool written by hand around
+ * `handleFunctionCall` (what a user would write without us: the framework's own cost is in both):
  *
  * - `integrations.aiSdk`: the AI SDK tool's `execute` (mibyan-tools/ai-sdk), as `generateText` calls
- *   it: the approval lookup in the messages, the call, the result mapping;
+ *   it: the approval lookup, the call, the result mapping;
  * - `integrations.openaiAgents`: the Agents SDK `FunctionTool.invoke` (mibyan-tools/openai-agents), as
- *   the runner calls it: the SDK's JSON parse of the arguments, then the same;
- * - `integrations.langchain`: the LangChain tool's `invoke` (mibyan-tools/langchain) with a tool call, as
- *   `ToolNode` calls it: LangChain's own wrapper (config, callbacks, the ToolMessage), then the same;
- *   `integrations.langchain.plainTool` is a plain `tool()` of @langchain/core calling handleFunctionCall,
- *   invoked the same way: LangChain's own cost, without the adapter (reported, no target).
+ *   the runner calls it: the SDK's wrapper (JSON parse, strict-schema normalisation, debug log lines),
+ *   then the same;
+ * - `*.vsHandWritten`: the adapter against a hand-written tool of the same framework (`tool()` /
+ *   a ToolSet entry whose execute calls `handleFunctionCall` with the same options), same run;
+ * - `*.handWritten`: the hand-written tool against `handleFunctionCall` (the framework's own cost, reported);
+ * - `integrations.openaiAgents.quiet*`: the same after `setSensitiveDataLoggingEnabled(false)`, the SDK's
+ *   own switch, which spares two environment-variable reads per call (process.env is slow) and changes
+ *   nothing else by default (tool data is not logged either way). Measured after the default rows: it
+ *   cannot be switched back to "unset".
  *
  * A trivial tool (returns "ok"), so the figures are the adapters' cost, not a tool's; the baseline
- * passes the same call options the adapters pass (session, task, call id, the offered tools). Imports the
- * build. `node bench/integrations.mjs [--quick]` runs it alone.
+ * passes the same call options the adapters pass (session, task, call id, the offered tools). Tracing
+ * plays no part: `invoke` opens no span (the runner does, around it). Imports the build.
+ * `node bench/integrations.mjs [--quick]` runs it alone.
  */
 import { pathToFileURL } from "node:url";
 import { Bench } from "tinybench";
@@ -22,82 +28,96 @@ import { round } from "./common.mjs";
 const BATCH = 1000;
 
 export async function benchIntegrations({ quick, note }) {
-  note("integrations: a call through the AI SDK and OpenAI Agents adapters vs handleFunctionCall ...");
+  note("integrations: a call through the AI SDK and OpenAI Agents adapters vs handleFunctionCall and hand-written tools ...");
   const { ToolRegistry, createMemoryLogger, handleFunctionCall } = await import("../dist/index.js");
   const { toAiSdkTools } = await import("../dist/ai-sdk.js");
   const { toOpenAIAgentsTools } = await import("../dist/openai-agents.js");
-  const { RunContext } = await import("@openai/agents-core");
-  const { toLangChainTools } = await import("../dist/langchain.js");
-  const { tool: langChainTool } = await import("@langchain/core/tools");
+  const { RunContext, setSensitiveDataLoggingEnabled, tool: agentsTool } = await import("@openai/agents-core");
+  const { jsonSchema } = await import("ai");
   const settings = quick ? { time: 150, warmupTime: 50 } : { time: 1500, warmupTime: 300 };
   const registry = new ToolRegistry({ logger: createMemoryLogger() });
-  registry.register({ name: "trivial", toolset: "bench", schema: { description: "trivial", parameters: { type: "object", properties: { a: { type: "string" } } } }, handler: () => "ok" });
+  const parameters = { type: "object", properties: { a: { type: "string" } } };
+  registry.register({ name: "trivial", toolset: "bench", schema: { description: "trivial", parameters }, handler: () => "ok" });
   const args = { a: "x" };
   const aiTool = toAiSdkTools({ registry }).trivial;
-  const [agentsTool] = toOpenAIAgentsTools({ registry });
+  const [agentsAdapter] = toOpenAIAgentsTools({ registry });
   const context = new RunContext({});
-  // The baseline passes what the adapters pass (session, task, call id, the offered tools), so the ratio is the adapters' own cost.
-  const direct = { registry, sessionId: "default", taskId: "default", toolCallId: "c1", allowedTools: new Set(["trivial"]) };
-  const [langChainTrivial] = toLangChainTools({ registry });
-  const schema = registry.lookup("trivial").schema.parameters;
-  const plainLangChain = langChainTool((input, config) => handleFunctionCall("trivial", input, { ...direct, toolCallId: config?.toolCall?.id }), { name: "trivial", description: "trivial", schema });
-  const toolCall = { type: "tool_call", id: "c1", name: "trivial", args };
   const aiOptions = { toolCallId: "c1", messages: [] };
   const json = JSON.stringify(args);
+  // The baseline passes what the adapters pass (session, task, call id, the offered tools), so the ratio is the adapters' own cost.
+  const allowedTools = new Set(["trivial"]);
+  const direct = { registry, sessionId: "default", taskId: "default", toolCallId: "c1", allowedTools };
+  // What a user writes without us: the framework's tool around handleFunctionCall, the same options, the same schema.
+  const aiHand = {
+    description: "trivial",
+    inputSchema: jsonSchema(parameters),
+    execute: (input, call) => handleFunctionCall("trivial", input, { registry, sessionId: "default", taskId: "default", toolCallId: call.toolCallId, signal: call.abortSignal, allowedTools }),
+  };
+  const agentsHand = agentsTool({
+    name: "trivial",
+    description: "trivial",
+    strict: true,
+    parameters: agentsAdapter.parameters,
+    errorFunction: null,
+    execute: (input, _ctx, details) =>
+      handleFunctionCall("trivial", input, { registry, sessionId: "default", taskId: "default", toolCallId: details?.toolCall?.callId, signal: details?.signal, allowedTools }),
+  });
   if ((await handleFunctionCall("trivial", args, { registry })) !== "ok") throw new Error("integrations bench: baseline sanity check failed");
   if ((await aiTool.execute(args, aiOptions)) !== "ok") throw new Error("integrations bench: ai-sdk sanity check failed");
-  if ((await agentsTool.invoke(context, json)) !== "ok") throw new Error("integrations bench: openai-agents sanity check failed");
-  if ((await langChainTrivial.invoke(toolCall)).content !== "ok") throw new Error("integrations bench: langchain sanity check failed");
-  if ((await plainLangChain.invoke(toolCall)).content !== "ok") throw new Error("integrations bench: plain langchain tool sanity check failed");
+  if ((await aiHand.execute(args, aiOptions)) !== "ok") throw new Error("integrations bench: hand-written ai-sdk sanity check failed");
+  if ((await agentsAdapter.invoke(context, json)) !== "ok") throw new Error("integrations bench: openai-agents sanity check failed");
+  if ((await agentsHand.invoke(context, json)) !== "ok") throw new Error("integrations bench: hand-written openai-agents sanity check failed");
   const bench = new Bench(settings);
+  const batch = (fn) => async () => {
+    for (let i = 0; i < BATCH; i++) await fn();
+  };
   // The baseline is measured first and last, and their mean is used: a later task measures slower on this machine whatever it runs.
-  bench.add("direct", async () => {
-    for (let i = 0; i < BATCH; i++) await handleFunctionCall("trivial", args, direct);
-  });
-  bench.add("aiSdk", async () => {
-    for (let i = 0; i < BATCH; i++) await aiTool.execute(args, aiOptions);
-  });
-  bench.add("openaiAgents", async () => {
-    for (let i = 0; i < BATCH; i++) await agentsTool.invoke(context, json);
-  });
-  bench.add("langchain", async () => {
-    for (let i = 0; i < BATCH; i++) await langChainTrivial.invoke(toolCall);
-  });
-  bench.add("langchainPlain", async () => {
-    for (let i = 0; i < BATCH; i++) await plainLangChain.invoke(toolCall);
-  });
-  bench.add("directAgain", async () => {
-    for (let i = 0; i < BATCH; i++) await handleFunctionCall("trivial", args, direct);
-  });
+  bench.add("direct", batch(() => handleFunctionCall("trivial", args, direct)));
+  bench.add("aiSdk", batch(() => aiTool.execute(args, aiOptions)));
+  bench.add("aiSdkHand", batch(() => aiHand.execute(args, aiOptions)));
+  bench.add("openaiAgents", batch(() => agentsAdapter.invoke(context, json)));
+  bench.add("openaiAgentsHand", batch(() => agentsHand.invoke(context, json)));
   await bench.run();
+  // A second run, after the switch: tinybench warms every task up before it measures any, so a switch in a task's hook would reach the rows above.
+  setSensitiveDataLoggingEnabled(false);
+  const quietBench = new Bench(settings);
+  quietBench.add("openaiAgentsQuiet", batch(() => agentsAdapter.invoke(context, json)));
+  quietBench.add("openaiAgentsHandQuiet", batch(() => agentsHand.invoke(context, json)));
+  quietBench.add("directAgain", batch(() => handleFunctionCall("trivial", args, direct)));
+  await quietBench.run();
   const ns = (name) => {
-    const result = bench.getTask(name)?.result;
+    const result = (bench.getTask(name) ?? quietBench.getTask(name))?.result;
     if (result?.latency === undefined) throw new Error(`benchmark task "${name}" did not complete`);
     return { ns: (result.latency.p50 * 1e6) / BATCH, samples: result.latency.samples?.length ?? 0 };
   };
-  const baseline = (ns("direct").ns + ns("directAgain").ns) / 2;
-  const row = (name, label, value, target = 1.1) => {
-    const ratio = round(value.ns / baseline, 2);
+  const baseline = { ns: (ns("direct").ns + ns("directAgain").ns) / 2 };
+  const row = (name, label, value, against, againstLabel, target) => {
+    const ratio = round(value.ns / against.ns, 2);
     return {
       name,
       label,
       value: round(value.ns, 0),
       unit: "ns",
-      baseline: round(baseline, 0),
-      baselineLabel: "handleFunctionCall, same tool and options",
+      baseline: round(against.ns, 0),
+      baselineLabel: againstLabel,
       ratio,
       samples: value.samples,
       target: target ?? null,
-      targetOn: target === null ? null : "ratio",
-      targetText: target === null ? "(reported: LangChain's own cost)" : `≤ ${target}× handleFunctionCall`,
-      met: target === null ? true : ratio <= target,
+      targetOn: target === undefined ? null : "ratio",
+      targetText: target === undefined ? "(reported)" : `≤ ${target}× ${againstLabel.split(",")[0]}`,
+      met: target === undefined ? true : ratio <= target,
     };
   };
+  const DIRECT = "handleFunctionCall, same tool and options";
   return [
-    row("integrations.aiSdk", "AI SDK tool execute (mibyan-tools/ai-sdk)", ns("aiSdk")),
-    row("integrations.openaiAgents", "Agents SDK FunctionTool.invoke (mibyan-tools/openai-agents)", ns("openaiAgents")),
-    row("integrations.langchain", "LangChain tool.invoke(toolCall) (mibyan-tools/langchain)", ns("langchain")),
-    row("integrations.langchain.plainTool", "a plain LangChain tool() around handleFunctionCall, invoke(toolCall)", ns("langchainPlain"), null),
+    row("integrations.aiSdk", "AI SDK tool execute (mibyan-tools/ai-sdk)", ns("aiSdk"), baseline, DIRECT, 1.1),
+    row("integrations.aiSdk.vsHandWritten", "AI SDK execute: adapter vs hand-written tool", ns("aiSdk"), ns("aiSdkHand"), "hand-written AI SDK tool, same run", 1.1),
+    row("integrations.aiSdk.handWritten", "AI SDK execute, hand-written around handleFunctionCall", ns("aiSdkHand"), baseline, DIRECT),
+    row("integrations.openaiAgents", "Agents SDK FunctionTool.invoke (mibyan-tools/openai-agents)", ns("openaiAgents"), baseline, DIRECT, 1.1),
+    row("integrations.openaiAgents.vsHandWritten", "Agents invoke: adapter vs hand-written tool()", ns("openaiAgents"), ns("openaiAgentsHand"), "hand-written Agents tool(), same run", 1.1),
+    row("integrations.openaiAgents.handWritten", "Agents invoke, hand-written tool() around handleFunctionCall", ns("openaiAgentsHand"), baseline, DIRECT),
+    row("integrations.openaiAgents.quiet", "Agents invoke, setSensitiveDataLoggingEnabled(false)", ns("openaiAgentsQuiet"), baseline, DIRECT, 1.1),
+    row("integrations.openaiAgents.quiet.vsHandWritten", "Agents invoke, quiet: adapter vs hand-written", ns("openaiAgentsQuiet"), ns("openaiAgentsHandQuiet"), "hand-written Agents tool(), quiet, same run", 1.1),
   ];
 }
 

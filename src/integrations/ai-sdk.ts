@@ -17,7 +17,7 @@ import { isMultimodalResult } from "../dispatch/multimodal.js";
 import { createApprovalBridge } from "./approval-bridge.js";
 import { importPeer } from "./peer-import.js";
 import type { IntegrationPart } from "./result-parts.js";
-import { callScope, createCallRunner } from "./run-call.js";
+import { callScope, createCallRunnerWith } from "./run-call.js";
 import { selectIntegrationTools } from "./select-tools.js";
 import type { IntegrationOptions } from "./types.js";
 
@@ -45,9 +45,16 @@ const FAILED_CALLS_KEPT = 1_000;
 export function toAiSdkTools(options: AiSdkToolsOptions = {}): ToolSet {
   const selected = selectIntegrationTools(options);
   const allowed: ReadonlySet<string> = new Set(selected.map((t) => t.name));
-  const runCall = createCallRunner(options, allowed);
-  const bridge = createApprovalBridge(callScope(options), options.registry);
   const failed = new Map<string, boolean>();
+  // The mapping runs in the same promise step as the call (createCallRunnerWith): no extra hop per call.
+  const runCall = createCallRunnerWith(options, allowed, (result, call): AiSdkToolOutput => {
+    if (result.isError && call.toolCallId !== undefined) {
+      failed.set(call.toolCallId, true);
+      if (failed.size > FAILED_CALLS_KEPT) failed.delete(failed.keys().next().value!);
+    }
+    return result.parts === undefined ? result.content : { type: "multimodal", text: result.content, parts: result.parts };
+  });
+  const bridge = createApprovalBridge(callScope(options), options.registry);
   const tools: ToolSet = {};
   for (const { name, description, parameters } of selected) {
     const entry: Tool<Record<string, unknown>, AiSdkToolOutput> = {
@@ -62,12 +69,6 @@ export function toAiSdkTools(options: AiSdkToolsOptions = {}): ToolSet {
           toolCallId: call.toolCallId,
           signal: call.abortSignal,
           scope: bridge.scopeFor(name, input, call.toolCallId, approved),
-        }).then((result) => {
-          if (result.isError) {
-            failed.set(call.toolCallId, true);
-            if (failed.size > FAILED_CALLS_KEPT) failed.delete(failed.keys().next().value!);
-          }
-          return result.parts === undefined ? result.content : { type: "multimodal", text: result.content, parts: result.parts };
         });
       },
       toModelOutput: ({ toolCallId, output }): ToolResultOutput => {

@@ -22,7 +22,7 @@ import { registry as defaultRegistry } from "../registry/singleton.js";
 import { createApprovalBridge } from "./approval-bridge.js";
 import { importPeer } from "./peer-import.js";
 import type { IntegrationResult } from "./result-parts.js";
-import { callScope, createCallRunner } from "./run-call.js";
+import { callScope, createCallRunnerWith } from "./run-call.js";
 import { selectIntegrationTools } from "./select-tools.js";
 import type { IntegrationOptions } from "./types.js";
 
@@ -46,7 +46,8 @@ export function toOpenAIAgentsTools(options: OpenAIAgentsToolsOptions = {}): Fun
   const selected = selectIntegrationTools(options);
   const allowed: ReadonlySet<string> = new Set(selected.map((t) => t.name));
   const target = options.registry ?? defaultRegistry;
-  const runCall = createCallRunner(options, allowed);
+  // The mapping to the SDK's output runs in the same promise step as the call: no extra hop per call.
+  const runCall = createCallRunnerWith(options, allowed, toolOutput);
   const bridge = createApprovalBridge(callScope(options), options.registry);
   return selected.map(({ name, description, parameters }) => {
     let strictParameters: Record<string, unknown> | undefined;
@@ -73,7 +74,7 @@ export function toOpenAIAgentsTools(options: OpenAIAgentsToolsOptions = {}): Fun
         signal: details?.signal,
         scope: bridge.scopeFor(name, input, callId, approved),
         timeoutMs: dispatchTimeoutMs,
-      }).then(toolOutput);
+      });
     };
     const needsApproval = async (_context: RunContext<unknown>, input: unknown, callId?: string): Promise<boolean> =>
       bridge.mayAsk(name) && (await bridge.requestFor(name, input, callId)).length > 0;
