@@ -16,6 +16,8 @@ interface Row {
   hostile: boolean;
   class: string;
   source?: string;
+  /** The label is not certain (the source itself hedges); not scored. */
+  disputed?: boolean;
 }
 
 function load(file: string): Row[] {
@@ -49,18 +51,20 @@ function measure(rows: Row[]) {
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 
 describe("memory threat scan corpora", () => {
-  it("tune.jsonl (written while the patterns were made) is judged right", () => {
-    const m = measure(load("tune.jsonl"));
-    console.log(`memory threat scan, tune.jsonl: precision ${pct(m.precision)}, recall ${pct(m.recall)} (tp ${m.tp}, fp ${m.fp}, fn ${m.fn}, tn ${m.tn})`);
-    expect(m.misses).toEqual([]);
-    expect(m.falseAlarms).toEqual([]);
-  });
+  for (const file of ["tune.jsonl", "tune-external-a.jsonl"]) {
+    it(`${file} (tuned on) is judged right`, () => {
+      const m = measure(load(file).filter((row) => !row.disputed));
+      console.log(`memory threat scan, ${file}: precision ${pct(m.precision)}, recall ${pct(m.recall)} (tp ${m.tp}, fp ${m.fp}, fn ${m.fn}, tn ${m.tn})`);
+      expect(m.misses).toEqual([]);
+      expect(m.falseAlarms).toEqual([]);
+    });
+  }
 
-  // Measured once, before any pattern was changed with these cases in view (README.md).
-  const HELD_OUT: { file: string; precision: number; recall: number }[] = [];
+  // Measured once, before any pattern was changed with these cases in view (README.md): never tune on them.
+  const HELD_OUT: { file: string; precision: number; recall: number }[] = [{ file: "held-out-b.jsonl", precision: 1, recall: 20 / 31 }];
   for (const { file, precision, recall } of HELD_OUT) {
     it.skipIf(!existsSync(path.join(DIR, file)))(`${file} (held out) stays at or above its first measurement`, () => {
-      const m = measure(load(file));
+      const m = measure(load(file).filter((row) => !row.disputed));
       console.log(`memory threat scan, ${file}: precision ${pct(m.precision)}, recall ${pct(m.recall)} (tp ${m.tp}, fp ${m.fp}, fn ${m.fn}, tn ${m.tn})`);
       expect(m.precision).toBeGreaterThanOrEqual(precision);
       expect(m.recall).toBeGreaterThanOrEqual(recall);
