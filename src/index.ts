@@ -43,6 +43,35 @@ export { ok, fail, isToolResult } from "./dispatch/result.js";
 export type { HookKind } from "./dispatch/hooks.js";
 export { AGENT_LOOP_TOOLS, type AgentLoopContext, type AgentLoopHandler } from "./dispatch/agent-loop.js";
 export {
+  InMemoryTodoStore,
+  MAX_TODO_CONTENT_CHARS,
+  MAX_TODO_ITEMS,
+  TODO_INJECTION_HEADER,
+  TODO_STATUSES,
+  type TodoItem,
+  type TodoStatus,
+  type TodoStore,
+  type TodoSummary,
+} from "./agent/stores/todo-store.js";
+export { hydrateTodosFromHistory, isTodoInjection, withTodoInjection, type HistoryMessage } from "./agent/stores/todo-history.js";
+export { createTodoHandler, TODO_SCHEMA, TODO_TOOL } from "./agent/tools/todo.js";
+export {
+  ENTRY_DELIMITER,
+  FileMemoryStore,
+  MEMORY_TARGETS,
+  MemoryFileError,
+  memoryStoreOptionsFromConfig,
+  scanForThreats,
+  type FileMemoryStoreOptions,
+  type MemoryResult,
+  type MemoryResultBody,
+  type MemorySnapshot,
+  type MemoryStore,
+  type MemoryTarget,
+  type ThreatFinding,
+} from "./agent/stores/memory/index.js";
+export { createMemoryHandler, MEMORY_SCHEMA, MEMORY_TOOL, type MemoryHandlerOptions, type MemoryToolHandler, type MemoryWriteRequest } from "./agent/tools/memory.js";
+export {
   handleFunctionCall,
   handleFunctionCallDetailed,
   type FunctionCallOutcome,
