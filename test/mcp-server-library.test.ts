@@ -36,6 +36,12 @@ function testRegistry(): ToolRegistry {
     },
   });
   registry.register({
+    name: "refuse",
+    toolset: "basic",
+    schema: { description: "Answers with an error, as a JSON string (the runtime's convention for a failed result).", parameters: { type: "object", properties: {} } },
+    handler: () => JSON.stringify({ error: "quota exceeded for today" }),
+  });
+  registry.register({
     name: "picture",
     toolset: "media",
     schema: { description: "A caption and a picture.", parameters: { type: "object", properties: {} } },
@@ -141,6 +147,7 @@ describe("tools/call", () => {
     const { client, registry } = await serve();
     for (const [name, args] of [
       ["boom", {}],
+      ["refuse", {}],
       ["no_such_tool", {}],
       ["echo", { text: "" }],
       ["echo", { text: "x", extra: 1 }],
@@ -148,7 +155,7 @@ describe("tools/call", () => {
       const result = await client.callTool({ name, arguments: args });
       expect(result.isError, name).toBe(true);
       const text = (result.content as { text: string }[])[0]!.text;
-      const model = await handleFunctionCall(name, args, { registry, allowedTools: name === "no_such_tool" ? undefined : new Set(["echo", "boom"]) });
+      const model = await handleFunctionCall(name, args, { registry, allowedTools: name === "no_such_tool" ? undefined : new Set(["echo", "boom", "refuse"]) });
       if (name !== "no_such_tool") expect(text).toBe(model);
       expect(JSON.parse(text)).toHaveProperty("error");
     }

@@ -76,11 +76,14 @@ describe("mibyan mcp serve (stdio)", () => {
     expect(tools.find((t) => t.name === "terminal")!.annotations).toMatchObject({ destructiveHint: true });
   });
 
-  it("stdout carries only JSON-RPC: a session of list and three calls", async () => {
+  it("stdout carries only JSON-RPC: a session of list and three calls; the banner and logs go to stderr", async () => {
     const { home, work } = place();
-    const child = spawn(process.execPath, [BIN, "mcp", "serve", "--toolsets", "terminal,file"], { env: cliEnv(home, home), cwd: work, stdio: ["pipe", "pipe", "pipe"] });
+    // At info level the server's banner is logged: it must land on stderr.
+    const child = spawn(process.execPath, [BIN, "mcp", "serve", "--toolsets", "terminal,file"], { env: { ...cliEnv(home, home), MIBYAN_LOG_LEVEL: "info" }, cwd: work, stdio: ["pipe", "pipe", "pipe"] });
     let out = "";
+    let err = "";
     child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")));
+    child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString("utf8")));
     const send = (message: object): boolean => child.stdin.write(`${JSON.stringify(message)}\n`);
     send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
     send({ jsonrpc: "2.0", method: "notifications/initialized" });
@@ -94,6 +97,7 @@ describe("mibyan mcp serve (stdio)", () => {
     const lines = out.split("\n").filter((l) => l !== "");
     expect(lines.length).toBeGreaterThanOrEqual(5);
     for (const line of lines) expect(JSON.parse(line)).toMatchObject({ jsonrpc: "2.0" });
+    expect(err).toMatch(/mibyan mcp serve: serving \d+ tools on stdio/);
   });
 
   it("a line that is not JSON-RPC gets a JSON-RPC error, and the session goes on", async () => {
