@@ -123,7 +123,7 @@ export async function discover(store: SessionStore, args: DiscoverArgs, current:
   const entries: Json[] = titleEntry ? [titleEntry] : [];
   for (const [root, hit] of chosen) entries.push({ _root: root, _hit: hit });
   if (entries.length === 0) {
-    const hidden = current.live.size === 0 ? 0 : (await store.search(args.query, { roles: usedRoles, sessions: excludeSessions, limit: DISCOVER_SCAN_LIMIT })).hits.length;
+    const hidden = current.live.size === 0 ? 0 : (await store.search(args.query, { roles: args.roles, sessions: excludeSessions, limit: DISCOVER_SCAN_LIMIT })).hits.length;
     const message =
       hidden > 0
         ? `${hidden}${hidden >= DISCOVER_SCAN_LIMIT ? "+" : ""} match(es) found, but all are in the current conversation (already in your context) and were left out. That is not evidence the topic is absent from past sessions; all terms must be in one message, so fewer or broader terms (or OR) may reach them.`

@@ -241,7 +241,7 @@ export class SqliteSessionStore implements SessionStore {
       if (options.tipsOnly === true) where.push("(s.end_reason IS NULL OR s.end_reason <> ?)");
       const sql =
         "SELECT s.*, (SELECT substr(content, 1, 400) FROM messages WHERE session_id = s.id AND role = 'user' AND synthetic IS NULL ORDER BY id LIMIT 1) AS preview " +
-        `FROM sessions s ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY s.updated_at DESC, s.id DESC LIMIT ? OFFSET ?`;
+        `FROM sessions s ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ? OFFSET ?`;
       const params: unknown[] = [...exclude];
       if (options.tipsOnly === true) params.push(COMPACTION_END_REASON);
       params.push(clampInt(options.limit, 20, 1, MAX_LIST), clampInt(options.offset, 0, 0, Number.MAX_SAFE_INTEGER));
@@ -266,7 +266,7 @@ export class SqliteSessionStore implements SessionStore {
   findSessionByTitle(title: string): SessionRecord | undefined {
     return this.#run((db) => {
       if (typeof title !== "string" || title === "") return undefined;
-      const row = this.#get(db, "SELECT * FROM sessions WHERE title = ? ORDER BY updated_at DESC, id DESC LIMIT 1", title);
+      const row = this.#get(db, "SELECT * FROM sessions WHERE title = ? ORDER BY updated_at DESC, rowid DESC LIMIT 1", title);
       return row === undefined ? undefined : toSessionRecord(row);
     });
   }
