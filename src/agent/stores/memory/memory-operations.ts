@@ -25,12 +25,13 @@ export const failure = (body: Omit<MemoryResultBody, "success">, consolidationFa
 /**
  * Entries as they may be shown to the model: an entry the threat scan flags is replaced by a
  * placeholder (an entry poisoned on disk must not reach the model through an error's
- * `current_entries` either), an entry too long to scan likewise.
+ * `current_entries` either), an entry too long to scan likewise. Every entry is scanned, even one
+ * that looks like a placeholder already: placeholders never reach the file, so one there was
+ * written by someone else (the original let `[BLOCKED: …] <payload>` through unscanned).
  */
 export function displayEntries(entries: readonly string[], target: MemoryTarget): string[] {
   const file = MEMORY_FILE_NAMES[target];
   return entries.map((entry) => {
-    if (entry.startsWith("[BLOCKED:")) return entry;
     if (entry.length > MAX_SCAN_CHARS) {
       return `[BLOCKED: ${file} entry too large to scan (${count(entry.length)} chars). Removed from system prompt; use memory(action=remove) to delete the original.]`;
     }
