@@ -21,13 +21,21 @@ const examples = allExamples(REPO);
 const runnable = examples.filter((e) => e.mode === "run");
 /**
  * Packages the examples may import besides the package itself; the consumer project installs them.
- * `ai` and `@openai/agents-core` for docs/integrations/; ai's declarations import json-schema's types without
- * depending on them.
+ * `ai`, `@openai/agents-core` and LangChain's packages for docs/integrations/; ai's declarations import json-schema's
+ * types without depending on them.
  */
-const EXAMPLE_DEPENDENCIES: Record<string, string> = { zod: "4.6.7", ai: "6.0.333", "@types/json-schema": "7.0.15", "@openai/agents-core": "0.20.0" };
+const EXAMPLE_DEPENDENCIES: Record<string, string> = {
+  zod: "4.6.7",
+  ai: "6.0.333",
+  "@types/json-schema": "7.0.15",
+  "@openai/agents-core": "0.20.0",
+  "@langchain/core": "1.4.0",
+  "@langchain/langgraph": "1.7.3",
+  langchain: "1.5.14",
+};
 const ENTRY_POINTS = ["mibyan-tools", "mibyan-tools/backends", "mibyan-tools/tools"];
 /** Subpaths whose framework is an optional peer: importing them needs the framework, so they are checked with it (`tsconfig.ai.json`). */
-const ADAPTER_ENTRY_POINTS = ["mibyan-tools/ai-sdk", "mibyan-tools/openai-agents"];
+const ADAPTER_ENTRY_POINTS = ["mibyan-tools/ai-sdk", "mibyan-tools/openai-agents", "mibyan-tools/langchain"];
 
 /**
  * Examples that import a framework (the AI SDK, the OpenAI Agents SDK) go to examples-ai/ and compile with
@@ -37,7 +45,7 @@ const ADAPTER_ENTRY_POINTS = ["mibyan-tools/ai-sdk", "mibyan-tools/openai-agents
  * lib; the rest stays strict, skipLibCheck false.
  */
 function usesFramework(e: DocExample): boolean {
-  return /\bfrom\s*["'](ai|@openai\/agents-core)(\/[^"']*)?["']/.test(e.code);
+  return /\bfrom\s*["'](ai|@openai\/agents-core|@langchain\/[a-z-]+|langchain)(\/[^"']*)?["']/.test(e.code);
 }
 function exampleDir(e: DocExample): string {
   return usesFramework(e) ? "examples-ai" : "examples";
