@@ -121,6 +121,23 @@ describe("execute_code: the program is foreseen and put to the framework before 
   }, 30_000);
 });
 
+describe("a provider that reuses tool call ids across turns", () => {
+  it("a request never answered does not stick to the id: the next turn's call under it is judged on its own input", async () => {
+    const tools = toAiSdkTools({ names: ["terminal"], session: { id: "reuse" } });
+    const needs = tools.terminal!.needsApproval as (input: unknown, o: { toolCallId: string; messages: ModelMessage[] }) => Promise<boolean>;
+    expect(await needs({ command: "rm -rf build" }, { toolCallId: "call_0", messages: [] })).toBe(true);
+    // Next turn, same id, a harmless command, no answer to the earlier request in the messages.
+    expect(await needs({ command: "echo hi" }, { toolCallId: "call_0", messages: [] })).toBe(false);
+    const agents = toOpenAIAgentsTools({ names: ["terminal"], session: { id: "reuse" } });
+    const model = new ScriptedModel("terminal", terminalArgs("echo hi"), "call_0");
+    const first = await run(new Agent({ name: "x", instructions: "x", model: new ScriptedModel("terminal", terminalArgs("rm -rf build-nothing-here"), "call_0"), tools: agents }), "go");
+    expect(first.interruptions).toHaveLength(1);
+    const second = await run(new Agent({ name: "x", instructions: "x", model, tools: agents }), "go");
+    expect(second.interruptions).toHaveLength(0);
+    expect(JSON.parse(toolOutputIn(model.requests.at(-1)!.input)!)).toMatchObject({ output: "hi\n", exit_code: 0 });
+  }, 30_000);
+});
+
 describe("write_file to a .env file: learned on the first call, asked through the framework on the next", () => {
   it("first call denied for now (the model is told to call again), second asks, approved it writes once", async () => {
     const file = path.join(mkdtempSync(path.join(scratch, "env-")), ".env");

@@ -82,8 +82,8 @@ export function toAiSdkTools(options: AiSdkToolsOptions = {}): ToolSet {
       },
       // Every tool: a plugin's approve directive can make any call need a person. Without a way to reach the gate, false at once.
       // The first request for a call id is kept: the SDK asks again, with the input it is about to run, before it runs an approved call.
-      needsApproval: async (input: Record<string, unknown>, { toolCallId }: { toolCallId: string }) =>
-        bridge.mayAsk(name) && (await bridge.requestFor(name, input, toolCallId)).length > 0,
+      needsApproval: async (input: Record<string, unknown>, { toolCallId, messages }: { toolCallId: string; messages?: ModelMessage[] }) =>
+        bridge.mayAsk(name) && (await bridge.requestFor(name, input, toolCallId, !answeredInMessages(messages, toolCallId))).length > 0,
     };
     tools[name] = entry;
   }
@@ -112,6 +112,22 @@ function looksLikeError(text: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Whether the messages hold any answer (approved or not) to an approval request of this call id. */
+function answeredInMessages(messages: readonly ModelMessage[] | undefined, toolCallId: string): boolean {
+  if (messages === undefined) return false;
+  const requested = new Set<string>();
+  for (const message of messages) {
+    if (message.role !== "assistant" || typeof message.content === "string") continue;
+    for (const part of message.content) if (part.type === "tool-approval-request" && part.toolCallId === toolCallId) requested.add(part.approvalId);
+  }
+  if (requested.size === 0) return false;
+  for (const message of messages) {
+    if (message.role !== "tool") continue;
+    for (const part of message.content) if (part.type === "tool-approval-response" && requested.has(part.approvalId)) return true;
+  }
+  return false;
 }
 
 /**

@@ -30,9 +30,11 @@ export interface ApprovalBridge {
   /**
    * The texts a person must approve before this call runs (none: it runs unasked), remembered
    * for `toolCallId` on the first request: a later request for the same call id keeps the first
-   * answer (the AI SDK asks again before it runs an approved call). Never throws.
+   * answer (the AI SDK asks again, with the input it is about to run, before it runs an approved
+   * call), unless `fresh` says the framework holds no answer for this call id yet (a provider that
+   * reuses call ids across turns): then the request starts over. Never throws.
    */
-  requestFor(name: string, args: unknown, toolCallId: string | undefined): Promise<string[]>;
+  requestFor(name: string, args: unknown, toolCallId: string | undefined, fresh?: boolean): Promise<string[]>;
   /**
    * The scope a call runs in: with `approved`, grants of the texts put to the person; always,
    * the route of the gate's questions back to the framework. Undefined for a call that cannot
@@ -79,10 +81,11 @@ export function createApprovalBridge(preview: PreviewScope, registry: ToolRegist
 
   return {
     mayAsk,
-    async requestFor(name, args, toolCallId) {
+    async requestFor(name, args, toolCallId, fresh = false) {
       if (toolCallId !== undefined) {
         const earlier = requested.get(toolCallId);
-        if (earlier !== undefined) return [...earlier];
+        if (earlier !== undefined && !fresh) return [...earlier];
+        requested.delete(toolCallId);
       }
       const texts = new Set(await foreseenApprovals(name, args, preview, { reviewerFirst: true }));
       const known = learned.get(argsKey(name, args));

@@ -76,8 +76,10 @@ export function toOpenAIAgentsTools(options: OpenAIAgentsToolsOptions = {}): Fun
         timeoutMs: dispatchTimeoutMs,
       });
     };
-    const needsApproval = async (_context: RunContext<unknown>, input: unknown, callId?: string): Promise<boolean> =>
-      bridge.mayAsk(name) && (await bridge.requestFor(name, input, callId)).length > 0;
+    // A call id the run state holds no decision for is a fresh request (a provider may reuse ids across turns).
+    const needsApproval = async (context: RunContext<unknown>, input: unknown, callId?: string): Promise<boolean> =>
+      bridge.mayAsk(name) &&
+      (await bridge.requestFor(name, input, callId, callId === undefined || context?.isToolApproved({ toolName: name, callId }) === undefined)).length > 0;
     // The SDK's default error function would turn a throw into its own text; nothing throws here, and null keeps it from rewording.
     const common = { name, description, execute, needsApproval, errorFunction: null, ...(timeoutMs === undefined ? {} : { timeoutMs }) };
     const made =
