@@ -112,6 +112,10 @@ export class FileMemoryStore implements MemoryStore {
       if (this.snapshots.size >= MAX_SNAPSHOT_SESSIONS) this.snapshots.delete(this.snapshots.keys().next().value!);
       taken = Promise.resolve().then(() => this.takeSnapshot());
       this.snapshots.set(sessionId, taken);
+      // A read that failed unexpectedly (not a refused file, which gives a block) is not kept: the next call tries again.
+      taken.catch(() => {
+        if (this.snapshots.get(sessionId) === taken) this.snapshots.delete(sessionId);
+      });
     }
     return taken;
   }
