@@ -115,6 +115,22 @@ describe("tools/list", () => {
     expect(JSON.stringify(result.content)).not.toContain("disk is on fire");
   });
 
+  it("the agent-loop tools (todo, memory, session_search, delegate_task) are not listed, and cannot be called", async () => {
+    const registry = testRegistry();
+    for (const name of ["todo", "memory", "session_search", "delegate_task"]) {
+      registry.register({ name, toolset: "agent", schema: { description: `${name} of the agent loop.`, parameters: { type: "object", properties: {} } }, handler: () => `${name} ran` });
+    }
+    const { client } = await serve({ registry });
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toContain("echo");
+    for (const name of ["todo", "memory", "session_search", "delegate_task"]) {
+      expect(names).not.toContain(name);
+      const result = await client.callTool({ name, arguments: {} });
+      expect(result.isError, name).toBe(true);
+      expect(JSON.stringify(result.content)).not.toContain(`${name} ran`);
+    }
+  });
+
   it("a typo in a toolset fails at creation, not as an empty list", async () => {
     await expect(createMcpServer({ registry: testRegistry(), enabledToolsets: ["basci"] })).rejects.toThrow(/basci/);
   });
