@@ -10,10 +10,11 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import path from "node:path";
 
-import { ToolMessage } from "@langchain/core/messages";
+import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import { DynamicStructuredTool } from "@langchain/core/tools";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import { FakeStreamingChatModel } from "@langchain/core/utils/testing";
+import { ToolNode } from "@langchain/langgraph/prebuilt";
 import { afterAll, beforeEach, describe, expect, it, vi } from "vitest";
 
 import { getApprovalGate, setApprovalGate } from "../src/approval/default-gate.js";
@@ -179,6 +180,22 @@ describe("invoke", () => {
     expect(error.toolName).toBe("read_file");
   });
 
+  it("LangGraph's prebuilt ToolNode: our error as a ToolMessage with status error, returned or thrown (handleToolErrors)", async () => {
+    const missing = path.join(scratch, "missing-node.txt");
+    const expected = await handleFunctionCall("read_file", { path: missing });
+    const state = { messages: [new AIMessage({ content: "", tool_calls: [{ name: "read_file", args: { path: missing }, id: "call-7", type: "tool_call" }] })] };
+    for (const errors of ["return", "throw"] as const) {
+      const node = new ToolNode(toLangChainTools({ names: ["read_file"], errors }));
+      const { messages } = (await node.invoke(state)) as { messages: ToolMessage[] };
+      expect(messages).toHaveLength(1);
+      expect(messages[0]!.status, errors).toBe("error");
+      expect(messages[0]!.tool_call_id).toBe("call-7");
+      // Returned: exactly our text; thrown: ToolNode's wording around it.
+      if (errors === "return") expect(messages[0]!.content).toBe(expected);
+      else expect(messages[0]!.content).toBe(`Error: ${expected}\n Please fix your mistakes.`);
+    }
+  });
+
   it("media: content is the text (placeholders, no base64), the artifact the media parts", async () => {
     const { own } = ownRegistry();
     const [chart] = toLangChainTools({ registry: own, names: ["chart"] });
@@ -188,6 +205,20 @@ describe("invoke", () => {
     expect(message.artifact).toEqual([{ type: "media", data: PNG, mediaType: "image/png" }]);
     // Without a tool call LangChain returns the content only.
     expect(await chart!.invoke({})).toBe(message.content);
+  });
+
+  it("media: \"content\" puts LangChain's standard image block into the content, in order", async () => {
+    const { own } = ownRegistry();
+    const [chart] = toLangChainTools({ registry: own, names: ["chart"], media: "content" });
+    const message = (await chart!.invoke(toolCall("chart", {}))) as ToolMessage;
+    expect(message.content).toEqual([
+      { type: "text", text: "a chart" },
+      { type: "image", mimeType: "image/png", data: PNG },
+    ]);
+    expect(message.artifact).toEqual([{ type: "media", data: PNG, mediaType: "image/png" }]);
+    // A result without media is the plain string either way.
+    const [echo] = toLangChainTools({ registry: own, names: ["echo"], media: "content" });
+    expect(await echo!.invoke({ q: "hi" })).toBe("echo hi");
   });
 
   it("an aborted signal ends the call at once", async () => {

@@ -43,6 +43,16 @@ export interface LangChainToolsOptions extends IntegrationOptions {
    *   (`handleToolErrors`), `toolRetryMiddleware` or your own handling.
    */
   errors?: "return" | "throw" | undefined;
+  /**
+   * Where a multimodal result's media go:
+   * - `"artifact"` (default): the content is the text (media as `[image: ...]` placeholders) and the
+   *   artifact the media parts; LangChain gives the artifact to the application, not the model;
+   * - `"content"`: the content is LangChain's standard content blocks in order (`text`, and `image`
+   *   / `audio` / `file` with base64 `data` and `mimeType`), so a provider that takes media in tool
+   *   results (Anthropic, OpenAI's Responses API, Gemini) shows them to the model; the artifact is
+   *   the same media parts.
+   */
+  media?: "artifact" | "content" | undefined;
 }
 
 /** What a tool call ends with, as `responseFormat: "content_and_artifact"` wants it. */
@@ -68,13 +78,14 @@ export function toLangChainTools(options: LangChainToolsOptions = {}): DynamicSt
   const grants = new InterruptGrants(callScope(options));
   const runCall = createCallRunner(options, allowed);
   const throwErrors = options.errors === "throw";
+  const mediaInContent = options.media === "content";
   return selected.map(({ name, description, parameters }) => {
     const func = (input: unknown, config?: ToolRunnableConfig): Promise<ContentAndArtifact> => {
       // Invoked with a ToolCall, LangChain puts it on the config; ToolNode also passes `toolCallId`.
       const toolCallId = config?.toolCall?.id ?? (config as { toolCallId?: unknown } | undefined)?.toolCallId;
       const id = typeof toolCallId === "string" && toolCallId !== "" ? toolCallId : undefined;
       const approved = grants.take(name, input, id, config?.configurable?.thread_id);
-      return runCall({ name, args: input, toolCallId: id, signal: config?.signal, approved }).then((result) => toOutput(name, id, result, throwErrors));
+      return runCall({ name, args: input, toolCallId: id, signal: config?.signal, approved }).then((result) => toOutput(name, id, result, throwErrors, mediaInContent));
     };
     const made = lcTools.tool(func, {
       name,
@@ -111,15 +122,23 @@ export function langChainInterruptOn(tools: readonly unknown[]): Record<string, 
   return entries;
 }
 
-function toOutput(name: string, toolCallId: string | undefined, result: IntegrationResult, throwErrors: boolean): ContentAndArtifact {
+function toOutput(name: string, toolCallId: string | undefined, result: IntegrationResult, throwErrors: boolean, mediaInContent: boolean): ContentAndArtifact {
   if (result.isError) {
     if (throwErrors) throw new MibyanToolError(name, result.content);
     // A ToolMessage is passed through as it is: the same text, marked as an error for providers that carry it (Anthropic's is_error).
     if (toolCallId !== undefined) return [new lcMessages.ToolMessage({ content: result.content, tool_call_id: toolCallId, name, status: "error" }), undefined];
     return [result.content, undefined];
   }
-  const media = result.parts?.filter((part) => part.type === "media");
-  return [result.content, media !== undefined && media.length > 0 ? media : undefined];
+  if (result.parts === undefined) return [result.content, undefined];
+  const media = result.parts.filter((part) => part.type === "media");
+  return [mediaInContent ? result.parts.map(contentBlock) : result.content, media.length > 0 ? media : undefined];
+}
+
+/** LangChain's standard content block for one part (base64 data with its MIME type). */
+function contentBlock(part: IntegrationPart): Record<string, string> {
+  if (part.type === "text") return { type: "text", text: part.text };
+  const type = part.mediaType.startsWith("image/") ? "image" : part.mediaType.startsWith("audio/") ? "audio" : "file";
+  return { type, mimeType: part.mediaType, data: part.data };
 }
 
 /**
