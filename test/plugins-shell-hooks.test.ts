@@ -52,10 +52,10 @@ describe("shell hooks (17)", () => {
       `hooks:\n  pre_tool_call:\n    - matcher: "^terminal$"\n      command: ${NODE} ${claude}\n      timeout: 5\n    - matcher: "^read_file$"\n      command: ${NODE} ${hermes}\n`,
     );
     const manager = await load(box);
-    const blocked = await box.registry.run("terminal", { command: "rm -rf /" }, { sessionId: "s1" });
+    const blocked = await box.registry.run("terminal", { command: "rm -rf /" }, { sessionId: "s1", surface: "mcp" });
     expect(blocked.content).toBe('{"error":"claude says no"}');
     expect(blocked.result.error?.kind).toBe("blocked");
-    expect(stdinOf(box, "claude")).toEqual([{ hook_event_name: "pre_tool_call", tool_name: "terminal", tool_input: { command: "rm -rf /" }, session_id: "s1", cwd: box.cwd }]);
+    expect(stdinOf(box, "claude")).toEqual([{ hook_event_name: "pre_tool_call", tool_name: "terminal", tool_input: { command: "rm -rf /" }, session_id: "s1", cwd: box.cwd, surface: "mcp" }]);
     expect(stdinOf(box, "hermes")).toEqual([]);
     expect(await box.registry.dispatch("read_file", {})).toBe('{"error":"hermes says no"}');
     expect(stdinOf(box, "claude")).toHaveLength(1);

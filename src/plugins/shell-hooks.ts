@@ -184,7 +184,7 @@ export class ShellHooks {
   }
 
   private payload(hook: ShellHook, event: ToolCallEvent): Record<string, unknown> {
-    return { hook_event_name: hook.event, tool_name: event.toolName, tool_input: event.args, session_id: event.sessionId ?? null, cwd: this.options.cwd };
+    return { hook_event_name: hook.event, tool_name: event.toolName, tool_input: event.args, session_id: event.sessionId ?? null, cwd: this.options.cwd, surface: event.surface };
   }
 
   private env(): Record<string, string> {
