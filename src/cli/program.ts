@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { callAction, checkAction, toolsAction, withRuntime } from "./actions.js";
+import { registerSessionsCommand } from "./commands/sessions.js";
 import { describeThrown } from "../util/text.js";
 
 const FORMATS = ["openai", "responses", "anthropic", "gemini", "raw", "strict"] as const;
@@ -178,6 +179,7 @@ function buildProgram(): Command {
       process.exitCode = await showProcessCommand(id, options);
     });
 
+  registerSessionsCommand(program);
   return program;
 }
 

@@ -3,6 +3,7 @@
  * tool-call arguments cut to a budget (with how much was cut), internal columns left out.
  */
 
+import { stripAnsi } from "../../terminal/ansi.js";
 import type { SessionRecord, StoredMessage } from "../stores/sessions/types.js";
 
 /** Characters of message content all results of one discovery may carry together. */
@@ -38,11 +39,13 @@ function cut(text: string, max: number): string {
 }
 
 export function shapeMessage(message: StoredMessage, maxChars: number, anchorId?: number): ShapedMessage {
-  const shaped: ShapedMessage = { id: message.id, role: message.role, content: message.content, timestamp: isoTime(message.timestamp) ?? "" };
-  if (message.content !== null && message.content.length > maxChars) {
-    shaped.content = cut(message.content, maxChars);
+  // Stored terminal output may carry escape sequences: noise to a model, and not text it should echo.
+  const content = message.content !== null && message.content.includes("\u001b") ? stripAnsi(message.content) : message.content;
+  const shaped: ShapedMessage = { id: message.id, role: message.role, content, timestamp: isoTime(message.timestamp) ?? "" };
+  if (content !== null && content.length > maxChars) {
+    shaped.content = cut(content, maxChars);
     shaped.content_truncated = true;
-    shaped.original_content_chars = message.content.length;
+    shaped.original_content_chars = content.length;
   }
   if (message.tool_name !== undefined) shaped.tool_name = message.tool_name;
   if (message.tool_calls !== undefined) {
