@@ -51,7 +51,7 @@ function measure(rows: Row[]) {
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 
 describe("memory threat scan corpora", () => {
-  for (const file of ["tune.jsonl", "tune-external-a.jsonl"]) {
+  for (const file of ["tune.jsonl", "tune-external-a.jsonl", "tune-external-b.jsonl"]) {
     it(`${file} (tuned on) is judged right`, () => {
       const m = measure(load(file).filter((row) => !row.disputed));
       console.log(`memory threat scan, ${file}: precision ${pct(m.precision)}, recall ${pct(m.recall)} (tp ${m.tp}, fp ${m.fp}, fn ${m.fn}, tn ${m.tn})`);
@@ -61,7 +61,7 @@ describe("memory threat scan corpora", () => {
   }
 
   // Measured once, before any pattern was changed with these cases in view (README.md): never tune on them.
-  const HELD_OUT: { file: string; precision: number; recall: number }[] = [{ file: "held-out-b.jsonl", precision: 1, recall: 20 / 31 }];
+  const HELD_OUT: { file: string; precision: number; recall: number }[] = [];
   for (const { file, precision, recall } of HELD_OUT) {
     it.skipIf(!existsSync(path.join(DIR, file)))(`${file} (held out) stays at or above its first measurement`, () => {
       const m = measure(load(file).filter((row) => !row.disputed));

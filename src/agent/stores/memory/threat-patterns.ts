@@ -35,7 +35,7 @@ export const THREAT_PATTERNS: readonly ThreatPattern[] = Object.freeze([
   // Overriding the instructions the model was given.
   {
     id: "prompt_injection",
-    pattern: rx(String.raw`\b(?:ignore|skip|drop|discard|abandon)\s+${FILLER}(?:previous|all|above|prior|earlier|preceding|any|other|system|original|existing)\s+${FILLER}(?:instructions?|prompts?|rules|directions|directives|guidelines|guardrails|constraints|context)`),
+    pattern: rx(String.raw`\b(?:ignor(?:e|es|ed|ing)?|skip|drop|discard|abandon)\s+${FILLER}(?:previous|all|above|prior|earlier|preceding|any|other|system|original|existing)\s+${FILLER}(?:instructions?|prompts?|rules|directions|directives|guidelines|guardrails|constraints|context)`),
     description: "tells the model to ignore its instructions",
   },
   {
@@ -45,12 +45,12 @@ export const THREAT_PATTERNS: readonly ThreatPattern[] = Object.freeze([
   },
   {
     id: "sys_prompt_override",
-    pattern: rx(String.raw`\bsystem\s+prompt\s+override\b|\bnew\s+system\s+prompt\b|\b(?:override|replace|rewrite)\s+(?:the|your)\s+system\s+(?:prompt|message|instructions)`),
+    pattern: rx(String.raw`\bnew\s+(?:system\s+)?instructions?\s*:\s*(?:you|ignore|from\s+now|always|never|disregard|forget|do\s+not|don'?t|obey)\b|\bsystem\s+prompt\s+override\b|\bnew\s+system\s+prompt\b|\b(?:override|replace|rewrite)\s+(?:the|your)\s+system\s+(?:prompt|message|instructions)`),
     description: "claims to replace the system prompt",
   },
   {
     id: "bypass_restrictions",
-    pattern: rx(String.raw`\bact\s+as\s+(?:if|though)\s+${FILLER}(?:you\s+)?(?:have\s+no|don'?t\s+have|had\s+no|were\s+free\s+of|are\s+free\s+of)\s+${FILLER}(?:restrictions|limits|limitations|rules|guidelines|filters)|\bno\s+longer\s+(?:bound|restricted|limited)\s+by\b|\b(?:do\s+not|don'?t|never)\s+care\s+about\s+(?:morals|ethics|morality|rules|policies|safety)\b`),
+    pattern: rx(String.raw`\bact\s+as\s+(?:if|though)\s+${FILLER}(?:you\s+)?(?:have\s+no|don'?t\s+have|had\s+no|were\s+free\s+of|are\s+free\s+of)\s+${FILLER}(?:restrictions|limits|limitations|rules|guidelines|filters)|\bno\s+longer\s+(?:bound|restricted|limited)\s+by\b|\b(?:do\s+not|don'?t|never)\s+care\s+about\s+(?:morals|ethics|morality|rules|policies|safety)\b|\b(?:bypass|disable|turn\s+off|skip|circumvent|evade)\s+(?:the\s+|your\s+|all\s+|any\s+)?(?:safety|content|moderation|ethical)\s+(?:filters?|checks?|guardrails?|measures|rules|polic(?:y|ies)|restrictions|guidelines)\b`),
     description: "tells the model it has no restrictions",
   },
   {
@@ -65,12 +65,12 @@ export const THREAT_PATTERNS: readonly ThreatPattern[] = Object.freeze([
   },
   {
     id: "role_pretend",
-    pattern: rx(String.raw`\bpretend\s+${FILLER}(?:you\s+are|you'?re|to\s+be)\s+(?:a|an|the|my|not|un|free)`),
+    pattern: rx(String.raw`\bpretend\s+${FILLER}(?:you\s+are|you'?re|to\s+be)\s+(?:a|an|the|my|not|un|free)|\bact\s+as\s+(?:if|though)\s+you\s+(?:are|were)\s+(?:a|an|the)\s+(?:\w+\s+){0,2}(?:ai|assistant|model|chatbot|bot|human|person|admin|administrator|system|developer)\b|\bact\s+as\s+(?:a|an)\s+(?:different|new|evil|unrestricted|unfiltered|uncensored|jailbroken|rogue)\b|\brole[\s-]?play\s+as\s+(?:a|an|the)\s+(?:\w+\s+){0,2}(?:ai|assistant|model|chatbot|bot)\b`),
     description: "asks the model to pretend to be something else",
   },
   {
     id: "fake_role_tags",
-    pattern: rx(String.raw`<\/?\s*(?:system|assistant|instructions?|im_start|im_end|developer)\s*>|<\|(?:im_start|im_end|system|endoftext)\|>|\[\/?(?:INST|SYS)\]|<<\/?SYS>>|\[\s*(?:system|admin|administrator|assistant|user|developer|root|operator)\s*:|(?:^|\n)\s*#{0,4}\s*(?:system|developer)\s*(?:message|prompt)?\s*:`),
+    pattern: rx(String.raw`<\/?\s*(?:system|assistant|instructions?|im_start|im_end|developer)\s*>|<\|(?:im_start|im_end|system|endoftext)\|>|\[\/?(?:INST|SYS)\]|<<\/?SYS>>|\[\s*(?:system|admin|administrator|assistant|user|developer|root|operator)\s*:|\x60\x60\x60\s*(?:system|assistant|developer)\s*\n|(?:^|\n)\s*#{0,4}\s*(?:system|developer)\s*(?:message|prompt)?\s*:`),
     description: "imitates a system or role boundary",
   },
   {
@@ -152,7 +152,7 @@ export const THREAT_PATTERNS: readonly ThreatPattern[] = Object.freeze([
   },
   {
     id: "secrets_exfil",
-    pattern: rx(String.raw`\b(?:dump|leak|exfiltrate|upload|send|post|transmit|forward|export\s+all)\s+(?:all\s+)?(?:the\s+|my\s+|your\s+|their\s+)?(?:api\s+keys?|secrets|credentials|tokens|passwords|private\s+keys?|ssh\s+keys?|cookies|session\s+tokens)\b|\b(?:to|into|onto)\s+(?:an?\s+|the\s+|my\s+)?(?:external|remote|third[- ]party|outside|attacker'?s?|unknown)\s+(?:server|host|endpoint|url|site|machine|address)\b`),
+    pattern: rx(String.raw`\b(?:reveal|share|show|give|tell|print|disclose|leak|send)\s+(?:me\s+|us\s+)?your\s+(?:api[_\s-]?keys?|tokens?|secrets?|credentials|passwords?|private\s+keys?)\b|\b(?:dump|leak|exfiltrate|upload|send|post|transmit|forward|curl|wget|export\s+all)\s+(?:all\s+)?(?:the\s+|my\s+|your\s+|their\s+)?(?:api[_\s-]?keys?|secrets|credentials|tokens|passwords|private\s+keys?|ssh\s+keys?|cookies|session\s+tokens)\b|\b(?:to|into|onto)\s+(?:an?\s+|the\s+|my\s+)?(?:external|remote|third[- ]party|outside|attacker'?s?|unknown)\s+(?:server|host|endpoint|url|site|machine|address)\b`),
     description: "sends secrets or files to another machine",
   },
   {
@@ -174,6 +174,11 @@ export const THREAT_PATTERNS: readonly ThreatPattern[] = Object.freeze([
     id: "pipe_to_shell",
     pattern: rx(String.raw`\b(?:curl|wget|fetch|iwr|invoke-webrequest)\b[^\n|]{0,512}\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b|\bbase64\s+(?:-d|--decode|-D)\b[^\n]{0,128}\|\s*(?:sudo\s+)?(?:ba|z)?sh\b|\b(?:bash|sh)\s+<\(\s*(?:curl|wget)\b`),
     description: "runs code fetched from the network",
+  },
+  {
+    id: "destructive_command",
+    pattern: rx(String.raw`\brm\s+-[a-z]*(?:r[a-z]*f|f[a-z]*r)[a-z]*\s+(?:--no-preserve-root\s+)?(?:\/|~\/?|\$HOME\/?|\/\*)(?=\s|$|["'\x60;|&])|\breverse\s+shell\b|\/dev\/tcp\/|\bnc\s+(?:-\w+\s+)*-e\s|\bmkfs\.\w+\s+\/dev\/|\bdd\s+if=\/dev\/(?:zero|random|urandom)\s+of=\/dev\/[sh]d`),
+    description: "a destructive command or a reverse shell",
   },
   // Persistence.
   {

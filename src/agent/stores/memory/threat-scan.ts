@@ -65,15 +65,42 @@ export function normalizeForScan(text: string): string {
     .replace(/[\u201c\u201d]/g, '"');
 }
 
+/** Runs of base64 long enough to hide a sentence. */
+const BASE64_RUN = /[A-Za-z0-9+/]{20,4096}={0,2}/g;
+/** Base64 runs decoded per scan (a text of many is not a note anyone writes). */
+const MAX_DECODED_RUNS = 16;
+
+function patternFindings(normalized: string): ThreatFinding[] {
+  const findings: ThreatFinding[] = [];
+  for (const { id, pattern, description } of THREAT_PATTERNS) {
+    if (pattern.test(normalized)) findings.push({ id, description });
+  }
+  return findings;
+}
+
+/**
+ * Whether a base64 run of `text` decodes to readable text the patterns flag: a payload hidden from
+ * a person (and from the patterns) but not from a model, which decodes base64 on sight.
+ */
+function hidesEncodedPayload(text: string): boolean {
+  let runs = 0;
+  for (const match of text.matchAll(BASE64_RUN)) {
+    if (++runs > MAX_DECODED_RUNS) break;
+    const decoded = Buffer.from(match[0], "base64").toString("utf8");
+    const printable = decoded.replace(/[^\x20-\x7e\n\t]/g, "").length;
+    if (decoded.length < 12 || printable < decoded.length * 0.9) continue;
+    if (patternFindings(normalizeForScan(decoded)).length > 0) return true;
+  }
+  return false;
+}
+
 /** Every threat in `text` (at most `MAX_SCAN_CHARS` of it): invisible characters first, then patterns in table order. */
 export function scanForThreats(text: string): ThreatFinding[] {
   if (typeof text !== "string" || text === "") return [];
   const head = text.length > MAX_SCAN_CHARS ? text.slice(0, MAX_SCAN_CHARS) : text;
-  const findings = invisibleFindings(head);
   const normalized = normalizeForScan(head);
-  for (const { id, pattern, description } of THREAT_PATTERNS) {
-    if (pattern.test(normalized)) findings.push({ id, description });
-  }
+  const findings = [...invisibleFindings(head), ...patternFindings(normalized)];
+  if (hidesEncodedPayload(normalized)) findings.push({ id: "encoded_payload", description: "base64 that decodes to an injection or exfiltration payload" });
   return findings;
 }
 
