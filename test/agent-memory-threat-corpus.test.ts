@@ -61,7 +61,7 @@ describe("memory threat scan corpora", () => {
   }
 
   // Measured once, before any pattern was changed with these cases in view (README.md): never tune on them.
-  const HELD_OUT: { file: string; precision: number; recall: number }[] = [];
+  const HELD_OUT: { file: string; precision: number; recall: number }[] = [{ file: "held-out-c.jsonl", precision: 1, recall: 17 / 29 }];
   for (const { file, precision, recall } of HELD_OUT) {
     it.skipIf(!existsSync(path.join(DIR, file)))(`${file} (held out) stays at or above its first measurement`, () => {
       const m = measure(load(file).filter((row) => !row.disputed));
