@@ -1,0 +1,234 @@
+/**
+ * `runAgent`: the agent loop. One call is one user turn: the new message(s) are recorded, then
+ * requests alternate with tool rounds until the model answers without calling tools, the budget
+ * runs out (one more request asks for a summary, with tools refused), or the signal fires.
+ *
+ * Tool rounds go through `executeToolCalls` (parallel-safe calls together, results in call order,
+ * the approval gate, time limits, redaction, caps), with the run's agent-loop handlers for todo,
+ * memory, session_search and delegate_task. What the loop knows of stores is in ../types.ts.
+ */
+
+import { executeToolCalls } from "../../dispatch/execute-tool-calls.js";
+import { registry as defaultRegistry } from "../../registry/singleton.js";
+import type { ToolCallOutcome } from "../../dispatch/execute-tool-calls.js";
+import { buildSystemPrompt } from "../prompt/system-prompt.js";
+import type {
+  AgentAssistantMessage,
+  AgentEvent,
+  AgentLoopHandlers,
+  AgentMessage,
+  AgentToolCallRecord,
+  AgentToolMessage,
+  AgentUsage,
+  RunAgentOptions,
+  RunAgentResult,
+  RunAgentStatus,
+  ToolCallStatus,
+} from "../types.js";
+import { BUDGET_EXHAUSTED_MESSAGE, BUDGET_FALLBACK_TEXT, DEFAULT_MAX_TURNS, checkMaxTurns } from "./budget.js";
+import { ChatEndpoint, DEFAULT_REQUEST_TIMEOUT_MS, RequestAborted, parseBaseURL } from "./endpoint.js";
+import { AgentConfigError } from "./errors.js";
+import { answerDanglingToolCalls, checkMessages, toApiMessage, type ApiMessage } from "./messages.js";
+import { offeredTools } from "./offered-tools.js";
+import { retryPolicy } from "./retry.js";
+import { addUsage, emptyUsage } from "./usage.js";
+
+/** Request fields the loop owns; `modelSettings` may not set them. */
+const RESERVED_SETTINGS = new Set(["model", "messages", "tools", "tool_choice", "stream", "stream_options"]);
+
+function statusOf(outcome: ToolCallOutcome): ToolCallStatus {
+  const kind = outcome.result.error?.kind;
+  if (kind === "cancelled") return "cancelled";
+  if (kind === "timeout") return "timeout";
+  return outcome.isError ? "error" : "ok";
+}
+
+function checkOptions(options: RunAgentOptions): void {
+  if (options === null || typeof options !== "object") throw new AgentConfigError("options", "runAgent takes an options object");
+  if (typeof options.model !== "string" || options.model.trim() === "") throw new AgentConfigError("model", "model is required (the model name the endpoint knows)");
+  if (options.prompt !== undefined && typeof options.prompt !== "string") throw new AgentConfigError("prompt", "prompt must be a string");
+  for (const key of Object.keys(options.modelSettings ?? {})) {
+    if (RESERVED_SETTINGS.has(key)) throw new AgentConfigError("modelSettings", `modelSettings.${key} is set by the loop itself`);
+  }
+  if (options.session !== undefined && (typeof options.session?.id !== "string" || typeof options.session.append !== "function")) {
+    throw new AgentConfigError("session", "session must have a string id and an append(messages) method");
+  }
+}
+
+export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult> {
+  checkOptions(options);
+  const baseURL = parseBaseURL(options.baseURL);
+  const maxTurns = checkMaxTurns(options.maxTurns ?? DEFAULT_MAX_TURNS);
+  const registry = options.registry ?? defaultRegistry;
+  const { signal, session } = options;
+  const sessionId = session?.id;
+  const taskId = options.taskId ?? sessionId;
+  const listener = options.onEvent;
+  const emit = (event: AgentEvent): void => {
+    if (listener === undefined) return;
+    try {
+      listener(event);
+    } catch {
+      // A UI's fault must not end the run.
+    }
+  };
+
+  const tools = offeredTools(registry, { toolsets: options.toolsets, disabledToolsets: options.disabledToolsets }, options.handlers);
+  // Only the handlers of offered tools: a model naming an agent-loop tool it was not offered is refused by dispatch.
+  const handlers: AgentLoopHandlers = {};
+  for (const [name, handler] of Object.entries(options.handlers ?? {})) {
+    if (typeof handler === "function" && tools.names.has(name)) (handlers as Record<string, unknown>)[name] = handler;
+  }
+
+  const history = session?.history === undefined ? [] : checkMessages(await session.history(), "session.history()").filter((m) => m.role !== "system");
+  const incoming = checkMessages(options.messages ?? [], "messages");
+  if (options.prompt !== undefined) incoming.push({ role: "user", content: options.prompt });
+  if (incoming.length === 0 && history.length === 0) throw new AgentConfigError("prompt", "give a prompt or messages (the session has none either)");
+
+  const systemPrompt =
+    options.systemPrompt === false
+      ? null
+      : typeof options.systemPrompt === "string"
+        ? options.systemPrompt
+        : (await buildSystemPrompt({ ...(options.systemPrompt ?? {}), offeredTools: tools.names, sessionId: sessionId ?? taskId ?? "default" })).text;
+  // One object, sent first on every request: the same bytes each time, so the provider's prefix cache holds.
+  const systemMessage: ApiMessage | undefined = systemPrompt === null ? undefined : { role: "system", content: systemPrompt };
+
+  const endpoint = await ChatEndpoint.open({
+    baseURL,
+    apiKey: options.apiKey ?? process.env.OPENAI_API_KEY,
+    headers: options.headers,
+    timeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    retry: retryPolicy(options.retry),
+    model: options.model,
+  });
+
+  for (const handler of Object.values(handlers)) handler?.beginTurn?.(sessionId);
+
+  const conversation: AgentMessage[] = [...history];
+  const newMessages: AgentMessage[] = [];
+  const usage = emptyUsage();
+  const toolCalls: AgentToolCallRecord[] = [];
+  const record = async (messages: AgentMessage[], requestUsage?: AgentUsage): Promise<void> => {
+    const now = Date.now();
+    for (const message of messages) message.timestamp ??= now;
+    conversation.push(...messages);
+    newMessages.push(...messages);
+    if (session !== undefined) await session.append(messages, requestUsage);
+  };
+
+  let status: RunAgentStatus = "completed";
+  let finalText = "";
+  let turns = 0;
+  try {
+    await record(incoming);
+    for (;;) {
+      if (signal?.aborted) {
+        status = "interrupted";
+        break;
+      }
+      const summary = turns >= maxTurns;
+      if (summary) {
+        emit({ type: "budget_exhausted", turns });
+        await record([{ role: "user", content: BUDGET_EXHAUSTED_MESSAGE }]);
+      }
+      const turn = turns + 1;
+      emit({ type: "turn_start", turn, summary });
+      const params: Record<string, unknown> = {
+        ...options.modelSettings,
+        model: options.model,
+        messages: [...(systemMessage === undefined ? [] : [systemMessage]), ...answerDanglingToolCalls(conversation).map(toApiMessage)],
+      };
+      if (tools.definitions.length > 0) {
+        // Tools stay in the request for the summary turn (the cached prefix includes them); tool_choice refuses them.
+        params.tools = tools.definitions;
+        if (summary) params.tool_choice = "none";
+      }
+      let completion;
+      try {
+        completion = await endpoint.complete(params, {
+          stream: options.stream === true,
+          signal,
+          turn,
+          onDelta: (delta) => emit({ type: "text_delta", turn, delta }),
+          onEvent: emit,
+        });
+      } catch (thrown) {
+        if (!(thrown instanceof RequestAborted)) throw thrown;
+        if (thrown.partialText !== "") await record([{ role: "assistant", content: thrown.partialText, finish_reason: "interrupted" }]);
+        finalText = thrown.partialText;
+        status = "interrupted";
+        break;
+      }
+      turns = turn;
+      addUsage(usage, completion.usage);
+      const message: AgentAssistantMessage = completion.message;
+
+      if (summary) {
+        // No more tools: calls the endpoint made anyway are dropped (an unanswered call would break the history).
+        delete message.tool_calls;
+        if (message.content === null || message.content.trim() === "") message.content = BUDGET_FALLBACK_TEXT;
+        await record([message], completion.usage);
+        emit({ type: "assistant_message", turn, message });
+        finalText = message.content;
+        status = "max_turns";
+        break;
+      }
+      await record([message], completion.usage);
+      emit({ type: "assistant_message", turn, message });
+      const calls = message.tool_calls ?? [];
+      if (calls.length === 0) {
+        finalText = message.content ?? "";
+        break;
+      }
+
+      const emojiOf = (name: string): string => registry.get(name)?.emoji ?? "🔧";
+      const outcomes = await executeToolCalls(
+        calls.map((call) => ({ id: call.id, name: call.function.name, arguments: call.function.arguments })),
+        {
+          registry,
+          agentLoop: handlers,
+          signal,
+          sessionId,
+          taskId,
+          allowedTools: tools.names,
+          maxConcurrency: options.maxConcurrency,
+          onCallStart: (index) => {
+            const call = calls[index]!;
+            emit({ type: "tool_start", turn, callId: call.id, name: call.function.name, emoji: emojiOf(call.function.name), arguments: call.function.arguments });
+          },
+          onCallEnd: (index, outcome, elapsedMs) => {
+            const call = calls[index]!;
+            const callStatus = statusOf(outcome);
+            const elapsed = Math.round(elapsedMs);
+            toolCalls.push({ turn, id: call.id, name: call.function.name, status: callStatus, elapsedMs: elapsed, argsChars: call.function.arguments.length, resultChars: outcome.content.length });
+            emit({ type: "tool_end", turn, callId: call.id, name: call.function.name, emoji: emojiOf(call.function.name), elapsedMs: elapsed, status: callStatus, content: outcome.content });
+          },
+        },
+      );
+      const results: AgentToolMessage[] = outcomes.map((outcome, index) => ({
+        role: "tool",
+        tool_call_id: calls[index]!.id,
+        content: outcome.content,
+        tool_name: calls[index]!.function.name,
+      }));
+      await record(results);
+    }
+  } catch (thrown) {
+    await endRun(session, "error", usage);
+    throw thrown;
+  }
+
+  await endRun(session, status, usage);
+  emit({ type: "done", status, finalText, usage: { ...usage }, turns });
+  return { status, finalText, messages: conversation, newMessages, systemPrompt, usage, turns, toolCalls, sessionId };
+}
+
+async function endRun(session: RunAgentOptions["session"], status: RunAgentStatus | "error", usage: AgentUsage): Promise<void> {
+  if (session?.runEnded === undefined) return;
+  try {
+    await session.runEnded({ status, usage: { ...usage } });
+  } catch {
+    // The run's outcome stands; a recorder that cannot note the end has already stored the messages.
+  }
+}
