@@ -4,8 +4,8 @@
  *
  * A subpath of its own (package.json `exports`), with `@langchain/core` an optional peer
  * dependency: the main entry never loads it, and importing this subpath without it fails with the
- * package and version to install. Every call goes through `handleFunctionCall`; flagged commands
- * use LangChain's human-in-the-loop middleware (`langChainInterruptOn`). See
+ * package and version to install. Every call goes through `handleFunctionCall`; what our gate
+ * would ask a person about goes to LangChain's human-in-the-loop middleware (`langChainInterruptOn`). See
  * docs/integrations/langchain.md.
  */
 

@@ -19,8 +19,10 @@ import { getApprovalGate, setApprovalGate } from "../src/approval/default-gate.j
 import type { ApprovalRequest, GateDecision } from "../src/approval/flow/types.js";
 import { handleFunctionCall } from "../src/index.js";
 import { langChainInterruptOn, toLangChainTools } from "../src/langchain.js";
+import "../src/tools/execute-code.js";
 import "../src/tools/read-file.js";
 import "../src/tools/terminal.js";
+import "../src/tools/write-file.js";
 import { createMemoryLogger } from "../src/util/logger.js";
 
 const scratch = mkdtempSync(path.join(tmpdir(), "mibyan-langchain-agent-"));
@@ -178,14 +180,59 @@ describe("a dangerous command goes through humanInTheLoopMiddleware", () => {
     expect(decisions[0]).toMatchObject({ allowed: false });
   });
 
-  it("without the middleware, the same tools never run a flagged command unasked: our gate's own surface decides (here: no)", async () => {
+  it("without the middleware, the same tools never run a flagged command unasked: refused, the model told it needs the user", async () => {
     const build = project();
     const model = scripted("terminal", { command: `rm -rf ${build}` });
     const agent = createAgent({ model, tools: toLangChainTools({ names: ["terminal"] }) });
-    await agent.invoke({ messages: [{ role: "user", content: "clean up" }] });
+    const result = await agent.invoke({ messages: [{ role: "user", content: "clean up" }] });
     expect(existsSync(build)).toBe(true);
-    expect(asked).toHaveLength(1);
+    expect(asked).toEqual([]);
+    expect(decisions).toMatchObject([{ allowed: false, by: "framework" }]);
+    expect(String(toolMessages(result.messages)[0]!.content)).toMatch(/call terminal again with the same arguments/);
   });
+});
+
+describe("other questions of our gate, through the same middleware", () => {
+  const thread = (id: string) => ({ configurable: { thread_id: id } });
+  const interruptsOf = (state: unknown) => (state as { __interrupt__?: { value: { actionRequests: { name: string; description?: string }[] } }[] }).__interrupt__ ?? [];
+
+  it("execute_code: the program is foreseen, interrupts, and approved runs once without our gate asking", async () => {
+    const marker = path.join(mkdtempSync(path.join(scratch, "code-")), "marker.txt");
+    const code = `import { appendFileSync } from "node:fs";\nappendFileSync(${JSON.stringify(marker)}, "ran\\n");\n`;
+    const model = scripted("execute_code", { code });
+    const tools = toLangChainTools({ names: ["execute_code"], session: { id: "lc-code" } });
+    const agent = createAgent({ model, tools, middleware: [humanInTheLoopMiddleware({ interruptOn: langChainInterruptOn(tools) })], checkpointer: new MemorySaver() });
+    const first = await agent.invoke({ messages: [{ role: "user", content: "run it" }] }, thread("t-code"));
+    expect(interruptsOf(first)).toHaveLength(1);
+    expect(interruptsOf(first)[0]!.value.actionRequests[0]!.description).toContain("appendFileSync");
+    expect(existsSync(marker)).toBe(false);
+    await agent.invoke(new Command({ resume: { decisions: [{ type: "approve" }] } }), thread("t-code"));
+    expect(readFileSync(marker, "utf8")).toBe("ran\n");
+    expect(asked).toEqual([]);
+    expect(decisions.map((d) => [d.by, d.allowed])).toEqual([["user", true]]);
+  }, 30_000);
+
+  it("write_file to a .env file: refused for now on the first call, the same call again interrupts, approved it writes once", async () => {
+    const file = path.join(mkdtempSync(path.join(scratch, "env-")), ".env");
+    const args = { path: file, content: "TOKEN=abc\n" };
+    const model = fakeModel()
+      .respondWithTools([{ name: "write_file", args, id: "w1" }])
+      .respondWithTools([{ name: "write_file", args, id: "w2" }])
+      .respond(new AIMessage("written"));
+    const tools = toLangChainTools({ names: ["write_file"], session: { id: "lc-env" } });
+    const agent = createAgent({ model, tools, middleware: [humanInTheLoopMiddleware({ interruptOn: langChainInterruptOn(tools) })], checkpointer: new MemorySaver() });
+    const first = await agent.invoke({ messages: [{ role: "user", content: "write it" }] }, thread("t-env"));
+    const [refusal] = toolMessages(first.messages);
+    expect(JSON.parse(String(refusal!.content)).error).toMatch(/call write_file again with the same arguments/);
+    expect(existsSync(file)).toBe(false);
+    expect(interruptsOf(first)).toHaveLength(1);
+    expect(interruptsOf(first)[0]!.value.actionRequests[0]!.name).toBe("write_file");
+    const done = await agent.invoke(new Command({ resume: { decisions: [{ type: "approve" }] } }), thread("t-env"));
+    expect(readFileSync(file, "utf8")).toBe("TOKEN=abc\n");
+    expect(asked).toEqual([]);
+    expect(decisions.map((d) => [d.by, d.allowed])).toEqual([["framework", false], ["user", true]]);
+    expect(String(done.messages.at(-1)!.content)).toBe("written");
+  }, 30_000);
 });
 
 describe("abort", () => {

@@ -239,13 +239,20 @@ describe("interruptOn and the records that stand for a person's approval", () =>
     return dir;
   }
   const runtime = (thread: string) => ({ configurable: { thread_id: thread } });
+  /** No grant: our gate's question went back to LangChain (refused for now, to be asked through the middleware), never to its own surface. */
+  function refusedForNow(decisionCount: number): void {
+    expect(asked).toEqual([]);
+    expect(decisions).toHaveLength(decisionCount);
+    expect(decisions.at(-1)).toMatchObject({ allowed: false, by: "framework" });
+  }
 
-  it("an entry for the terminal only, approve and reject, interrupting only flagged commands", async () => {
+  it("an entry per tool, approve and reject, interrupting only what our gate would ask about", async () => {
     const tools = toLangChainTools({ enabledToolsets: ["terminal", "file"] });
     const interruptOn = langChainInterruptOn(tools);
-    expect(Object.keys(interruptOn)).toEqual(["terminal"]);
+    expect(Object.keys(interruptOn)).toEqual(tools.map((t) => t.name));
     const entry = interruptOn.terminal!;
     expect(entry.allowedDecisions).toEqual(["approve", "reject"]);
+    expect(await interruptOn.read_file!.when({ toolCall: { name: "read_file", args: { path: "/etc/hostname" }, id: "r1" } })).toBe(false);
     expect(await entry.when({ toolCall: { name: "terminal", args: { command: "ls -la" }, id: "c1" } })).toBe(false);
     expect(await entry.when({ toolCall: { name: "terminal", args: { command: "rm -rf build" }, id: "c2" } })).toBe(true);
     // Hardline: never offered to a person (the gate refuses it whatever they say).
@@ -270,7 +277,7 @@ describe("interruptOn and the records that stand for a person's approval", () =>
     mkdirSync(build);
     await terminal!.invoke(toolCall("terminal", args, "c1"), runtime("t1"));
     expect(existsSync(build)).toBe(true);
-    expect(asked).toHaveLength(1);
+    refusedForNow(2);
   });
 
   it("attack: a model reusing an approved call id for another command gets no grant", async () => {
@@ -280,7 +287,7 @@ describe("interruptOn and the records that stand for a person's approval", () =>
     await when({ toolCall: { name: "terminal", args: { command: "rm -rf ./harmless-tmp" }, id: "c1" }, runtime: runtime("t1") });
     await terminal!.invoke(toolCall("terminal", { command: `rm -rf ${build}` }, "c1"), runtime("t1"));
     expect(existsSync(build)).toBe(true);
-    expect(asked).toHaveLength(1);
+    refusedForNow(1);
   });
 
   it("attack: the same call id and command in another thread gets no grant", async () => {
@@ -291,7 +298,7 @@ describe("interruptOn and the records that stand for a person's approval", () =>
     await when({ toolCall: { name: "terminal", args, id: "c1" }, runtime: runtime("t-person") });
     await terminal!.invoke(toolCall("terminal", args, "c1"), runtime("t-other"));
     expect(existsSync(build)).toBe(true);
-    expect(asked).toHaveLength(1);
+    refusedForNow(1);
   });
 
   it("a record from another tool set, or one that has lapsed, grants nothing", async () => {
@@ -302,7 +309,7 @@ describe("interruptOn and the records that stand for a person's approval", () =>
     await langChainInterruptOn([first])["terminal"]!.when({ toolCall: { name: "terminal", args, id: "c1" }, runtime: runtime("t1") });
     await second!.invoke(toolCall("terminal", args, "c1"), runtime("t1"));
     expect(existsSync(build)).toBe(true);
-    expect(asked).toHaveLength(1);
+    refusedForNow(1);
 
     const realNow = Date.now;
     const now = vi.spyOn(Date, "now").mockImplementation(() => realNow() + GRANT_TTL_MS + 1_000);
@@ -312,6 +319,6 @@ describe("interruptOn and the records that stand for a person's approval", () =>
       now.mockRestore();
     }
     expect(existsSync(build)).toBe(true);
-    expect(asked).toHaveLength(2);
+    refusedForNow(2);
   });
 });

@@ -5,9 +5,10 @@
  * `schema` is the registry's JSON Schema as it is, every call goes through `handleFunctionCall`
  * with the run's AbortSignal and tool call id, a failure comes back as the text the model reads
  * (or, with `errors: "throw"`, as an Error carrying that text), and a multimodal result as
- * content (its text) and artifact (its media parts). Flagged commands go to LangChain's own
- * human-in-the-loop: `langChainInterruptOn(tools)` gives `humanInTheLoopMiddleware` its
- * `interruptOn` (langchain-approvals.ts). See docs/integrations/langchain.md.
+ * content (its text) and artifact (its media parts). What our gate would put to a person goes to
+ * LangChain's own human-in-the-loop: `langChainInterruptOn(tools)` gives
+ * `humanInTheLoopMiddleware` its `interruptOn` (langchain-approvals.ts). See
+ * docs/integrations/langchain.md.
  *
  * Arguments are validated by our dispatch only, not by LangChain: LangChain checks a JSON Schema
  * with `@cfworker/json-schema`, which runs a schema's `pattern` on the built-in backtracking
@@ -22,6 +23,7 @@
 
 import type { DynamicStructuredTool, ToolRunnableConfig } from "@langchain/core/tools";
 
+import { createApprovalBridge } from "./approval-bridge.js";
 import { importPeer } from "./peer-import.js";
 import { InterruptGrants, interruptOnEntry, type LangChainInterruptOnEntry } from "./langchain-approvals.js";
 import type { IntegrationPart, IntegrationResult } from "./result-parts.js";
@@ -75,7 +77,7 @@ const grantsOf = new WeakMap<object, InterruptGrants>();
 export function toLangChainTools(options: LangChainToolsOptions = {}): DynamicStructuredTool[] {
   const selected = selectIntegrationTools(options);
   const allowed: ReadonlySet<string> = new Set(selected.map((t) => t.name));
-  const grants = new InterruptGrants(callScope(options));
+  const grants = new InterruptGrants(createApprovalBridge(callScope(options), options.registry));
   const runCall = createCallRunner(options, allowed);
   const throwErrors = options.errors === "throw";
   const mediaInContent = options.media === "content";
@@ -84,8 +86,8 @@ export function toLangChainTools(options: LangChainToolsOptions = {}): DynamicSt
       // Invoked with a ToolCall, LangChain puts it on the config; ToolNode also passes `toolCallId`.
       const toolCallId = config?.toolCall?.id ?? (config as { toolCallId?: unknown } | undefined)?.toolCallId;
       const id = typeof toolCallId === "string" && toolCallId !== "" ? toolCallId : undefined;
-      const approved = grants.take(name, input, id, config?.configurable?.thread_id);
-      return runCall({ name, args: input, toolCallId: id, signal: config?.signal, approved }).then((result) => toOutput(name, id, result, throwErrors, mediaInContent));
+      const scope = grants.scopeFor(name, input, id, config?.configurable?.thread_id);
+      return runCall({ name, args: input, toolCallId: id, signal: config?.signal, scope }).then((result) => toOutput(name, id, result, throwErrors, mediaInContent));
     };
     const made = lcTools.tool(func, {
       name,
@@ -106,9 +108,10 @@ export function toLangChainTools(options: LangChainToolsOptions = {}): DynamicSt
 
 /**
  * The `interruptOn` option of `humanInTheLoopMiddleware` for these tools (made by
- * `toLangChainTools`): an entry for each tool whose calls our gate can put to a person (the
- * `terminal` tool), interrupting only for a call the gate would ask about, with `approve` and
- * `reject`. A tool made elsewhere, or one that never asks, gets no entry.
+ * `toLangChainTools`): an entry for each of them, with `approve` and `reject`, whose `when`
+ * interrupts only for a call our gate would put to a person (a flagged command, an
+ * `execute_code` program, what the gate asked about during an earlier call with the same
+ * arguments). A tool made elsewhere gets no entry.
  */
 export function langChainInterruptOn(tools: readonly unknown[]): Record<string, LangChainInterruptOnEntry> {
   const entries: Record<string, LangChainInterruptOnEntry> = {};
@@ -116,8 +119,7 @@ export function langChainInterruptOn(tools: readonly unknown[]): Record<string, 
     if (typeof t !== "object" || t === null) continue;
     const grants = grantsOf.get(t);
     const name = (t as { name?: unknown }).name;
-    // Only the terminal's command is previewed (approval-preview.ts); other tools still ask our gate's own surface.
-    if (grants !== undefined && name === "terminal") entries[name] = interruptOnEntry(grants);
+    if (grants !== undefined && typeof name === "string") entries[name] = interruptOnEntry(grants);
   }
   return entries;
 }
