@@ -120,21 +120,22 @@ export class SqliteSessionStore implements SessionStore {
   #append(db: Database, sessionId: string, messages: readonly MessageInput[], usage: UsageCounts, now: number): number[] {
     if (!Array.isArray(messages)) throw new SessionStoreError("invalid", "messages must be an array");
     const rows = messages.map((message, i) => messageRow(message, i, now));
-    this.#requireSession(db, sessionId);
+    const id = checkSessionId(sessionId);
+    let toolCalls = 0;
+    for (const { toolCalls: calls } of rows) toolCalls += calls;
+    // The session's counters first: no row changed means no such session (one statement instead of
+    // a lookup and an update; the transaction rolls back on the throw).
+    const updated = this.#statement(
+      db,
+      "UPDATE sessions SET message_count = message_count + ?, tool_call_count = tool_call_count + ?, input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, cache_read_tokens = cache_read_tokens + ?, reasoning_tokens = reasoning_tokens + ?, updated_at = max(updated_at, ?) WHERE id = ?",
+    ).run(rows.length, toolCalls, usage.input, usage.output, usage.cacheRead, usage.reasoning, now, id);
+    if (updated.changes === 0) throw new SessionStoreError("not_found", `no session ${JSON.stringify(sessionId)} in ${this.path}`);
     const insert = this.#statement(
       db,
       "INSERT INTO messages (session_id, role, content, content_parts, tool_calls, tool_call_id, tool_name, reasoning, finish_reason, token_count, synthetic, unspaced, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     );
     const ids: number[] = [];
-    let toolCalls = 0;
-    for (const { row, toolCalls: calls } of rows) {
-      ids.push(Number(insert.run(sessionId, ...row).lastInsertRowid));
-      toolCalls += calls;
-    }
-    this.#statement(
-      db,
-      "UPDATE sessions SET message_count = message_count + ?, tool_call_count = tool_call_count + ?, input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, cache_read_tokens = cache_read_tokens + ?, reasoning_tokens = reasoning_tokens + ?, updated_at = max(updated_at, ?) WHERE id = ?",
-    ).run(rows.length, toolCalls, usage.input, usage.output, usage.cacheRead, usage.reasoning, now, sessionId);
+    for (const { row } of rows) ids.push(Number(insert.run(id, ...row).lastInsertRowid));
     return ids;
   }
 

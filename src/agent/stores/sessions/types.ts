@@ -135,7 +135,7 @@ export interface SearchOptions {
   sessions?: readonly string[];
   /** Never messages of these sessions. */
   excludeSessions?: readonly string[];
-  /** Relevance (default: bm25 over the newest 1,000 matches), or append order (newest / oldest first). */
+  /** Relevance (default: bm25 over the newest max(300, limit) matches), or append order (newest / oldest first). */
   sort?: "relevance" | "newest" | "oldest";
   /** Rows to return (default 50, at most 1000). */
   limit?: number;
