@@ -10,7 +10,7 @@
  */
 
 export { MibyanToolError, langChainInterruptOn, toLangChainTools, type LangChainToolsOptions } from "./integrations/langchain.js";
-export type { LangChainInterruptOnEntry, LangChainInterruptRequest, LangChainToolCall } from "./integrations/langchain-approvals.js";
+export type { LangChainInterruptOnEntry, LangChainInterruptRequest, LangChainRuntime, LangChainToolCall } from "./integrations/langchain-approvals.js";
 export { IntegrationSelectionError } from "./integrations/select-tools.js";
 export type { IntegrationPart } from "./integrations/result-parts.js";
 export type { IntegrationOptions, IntegrationSession } from "./integrations/types.js";
