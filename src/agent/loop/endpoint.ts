@@ -42,6 +42,10 @@ export function parseBaseURL(baseURL: unknown): URL {
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new AgentConfigError("baseURL", `baseURL must be an http:// or https:// URL, got ${url.protocol}//…`);
   }
+  // fetch refuses them, and its error would quote the password back; a key goes in apiKey or headers.
+  if (url.username !== "" || url.password !== "") {
+    throw new AgentConfigError("baseURL", `baseURL must not carry a user name or password (${displayURL(url)}); pass the key as apiKey or in headers`);
+  }
   return url;
 }
 
@@ -123,8 +127,11 @@ export class ChatEndpoint {
           if (partial !== "" && !request.signal?.aborted) throw this.error(this.classify(thrown), attempt);
           throw thrown;
         }
+        // The client's stream ends quietly (no throw) when its signal fires: what arrived is only a part.
+        if (request.signal?.aborted) throw new RequestAborted(accumulator.partialText);
         return accumulator.result();
       } catch (thrown) {
+        if (thrown instanceof RequestAborted) throw thrown;
         if (request.signal?.aborted) throw new RequestAborted(partial);
         if (thrown instanceof AgentEndpointError) throw thrown;
         const failure = this.classify(thrown);

@@ -53,6 +53,8 @@ export function retryAfterMs(headers: HeaderSource, now = Date.now()): number | 
   const value = header(headers, "retry-after")?.trim();
   if (value === undefined || value === "") return undefined;
   if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000;
+  // An HTTP date starts with a day name; anything else ("-5", "soon") is unreadable, not a date Date.parse guesses.
+  if (!/^[A-Za-z]{3},/.test(value)) return undefined;
   const date = Date.parse(value);
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, date - now);
