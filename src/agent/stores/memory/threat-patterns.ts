@@ -64,6 +64,11 @@ export const THREAT_PATTERNS: readonly ThreatPattern[] = Object.freeze([
     description: "reassigns the model's identity",
   },
   {
+    id: "authority_impersonation",
+    pattern: rx(String.raw`\b(?:i'?m|i\s+am|as)\s+your\s+(?:technical\s+|lead\s+|chief\s+)?(?:developer|maintainer|creator|administrator|admin|operator|owner|programmer|engineer|trainer)\b`),
+    description: "claims authority over the model",
+  },
+  {
     id: "role_pretend",
     pattern: rx(String.raw`\bpretend\s+${FILLER}(?:you\s+are|you'?re|to\s+be)\s+(?:a|an|the|my|not|un|free)|\bact\s+as\s+(?:if|though)\s+you\s+(?:are|were)\s+(?:a|an|the)\s+(?:\w+\s+){0,2}(?:ai|assistant|model|chatbot|bot|human|person|admin|administrator|system|developer)\b|\bact\s+as\s+(?:a|an)\s+(?:different|new|evil|unrestricted|unfiltered|uncensored|jailbroken|rogue)\b|\brole[\s-]?play\s+as\s+(?:a|an|the)\s+(?:\w+\s+){0,2}(?:ai|assistant|model|chatbot|bot)\b`),
     description: "asks the model to pretend to be something else",
@@ -95,7 +100,7 @@ export const THREAT_PATTERNS: readonly ThreatPattern[] = Object.freeze([
   },
   {
     id: "leak_system_prompt",
-    pattern: rx(String.raw`\b(?:output|print|reveal|repeat|show|dump|display|leak|recite)\s+${FILLER}(?:system|initial|hidden|original)\s+(?:prompt|instructions|message)|\b(?:paste|put|print|output|share|reveal|repeat|show|display|dump|leak|recite|write|copy|list|give|tell|send|type|provide|quote|echo|spell)\b[^\n.?!]{0,60}\byour\s+(?:system\s+|initial\s+|original\s+|hidden\s+|full\s+|complete\s+|internal\s+)?(?:prompt|instructions|system\s+message|guidelines|configuration)\b|\brepeat\s+(?:the\s+|all\s+)?(?:words|text|everything|lines|content)\s+(?:above|before)\b|\b(?:first|last|exact|full|entire|complete)\s+(?:sentence|line|words?|text|part|paragraph)\s+of\s+your\s+(?:system\s+)?(?:prompt|instructions)|\bverbatim\b[^\n.]{0,60}\byour\s+(?:system\s+)?(?:prompt|instructions)`),
+    pattern: rx(String.raw`\b(?:output|print|reveal|repeat|show|dump|display|leak|recite)\s+${FILLER}(?:system|initial|hidden|original)\s+(?:prompt|instructions|message)|\b(?:paste|put|print|output|share|reveal|repeat|show|display|dump|leak|recite|write|copy|list|give|tell|send|type|provide|quote|echo|spell)\b[^\n.?!]{0,60}\byour\s+(?:system|initial|original|hidden|internal|secret)\s+(?:prompt|instructions|message|configuration|guidelines)\b|\brepeat\s+(?:the\s+|all\s+)?(?:words|text|everything|lines|content)\s+(?:above|before)\b|\b(?:first|last|exact|full|entire|complete)\s+(?:sentence|line|words?|text|part|paragraph)\s+of\s+your\s+(?:system\s+)?(?:prompt|instructions)|\bverbatim\b[^\n.]{0,60}\byour\s+(?:system\s+)?(?:prompt|instructions)`),
     description: "asks for the system prompt",
   },
   {
