@@ -249,6 +249,51 @@ describe("tools/call", () => {
   });
 });
 
+describe("output schemas (item 3)", () => {
+  const outputSchema = { type: "object", properties: { n: { type: "number" } }, required: ["n"] } as const;
+  function measured(): ToolRegistry {
+    const registry = testRegistry();
+    registry.register({ name: "measure", toolset: "out", outputSchema, schema: { description: "A count.", parameters: { type: "object", properties: {} } }, handler: () => ({ n: 3 }) });
+    registry.register({ name: "miscount", toolset: "out", outputSchema, schema: { description: "A count, wrongly.", parameters: { type: "object", properties: {} } }, handler: () => ({ n: "three" }) });
+    registry.register({ name: "prose", toolset: "out", outputSchema, schema: { description: "Words, not an object.", parameters: { type: "object", properties: {} } }, handler: () => "about three" });
+    return registry;
+  }
+
+  it("a tool with an output schema lists it, and its result comes as structuredContent the SDK client accepts", async () => {
+    const { client } = await serve({ registry: measured() });
+    const tools = (await client.listTools()).tools;
+    expect(tools.find((t) => t.name === "measure")!.outputSchema).toEqual(outputSchema);
+    expect(tools.find((t) => t.name === "echo")!.outputSchema).toBeUndefined();
+    // The SDK's Client validates structuredContent against the listed outputSchema and throws on a mismatch.
+    const result = await client.callTool({ name: "measure", arguments: {} });
+    expect(result.isError ?? false).toBe(false);
+    expect(result.structuredContent).toEqual({ n: 3 });
+    expect(result.content).toEqual([{ type: "text", text: '{"n":3}' }]);
+  });
+
+  it("a result that does not match, or is no object, is an isError result with the text and what is wrong (not a client-side throw)", async () => {
+    const { client } = await serve({ registry: measured() });
+    const wrong = await client.callTool({ name: "miscount", arguments: {} });
+    expect(wrong.isError).toBe(true);
+    expect(wrong.structuredContent).toBeUndefined();
+    expect(JSON.stringify(wrong.content)).toContain('{\\"n\\":\\"three\\"}');
+    expect(JSON.stringify(wrong.content)).toMatch(/does not match the tool's output schema: n must be of type number/);
+    const prose = await client.callTool({ name: "prose", arguments: {} });
+    expect(prose.isError).toBe(true);
+    expect(JSON.stringify(prose.content)).toMatch(/about three.*not a JSON object/);
+  });
+
+  it("an output schema that is not an object schema is refused at registration", () => {
+    const registry = testRegistry();
+    for (const bad of [{ type: "string" }, [], "object", { properties: {} }]) {
+      expect(() =>
+        registry.register({ name: "bad_out", toolset: "out", outputSchema: bad as never, schema: { description: "x", parameters: { type: "object", properties: {} } }, handler: () => ({}) }),
+      ).toThrow(/outputSchema must be a JSON Schema object with type "object"/);
+    }
+    expect(registry.has("bad_out")).toBe(false);
+  });
+});
+
 describe("tools/list_changed", () => {
   it("a tool registered at runtime is announced and listed", async () => {
     const registry = testRegistry();

@@ -138,6 +138,7 @@ function buildEntry(
       throw new ToolDefinitionError(name, `${key} must be a non-negative number`);
     }
   }
+  const outputSchema = checkedOutputSchema(name, input.outputSchema);
   const toolset = input.toolset ?? input.category ?? name;
   const schema = Object.freeze({ ...parts.schema });
   const source: ToolSource = input.source ?? { kind: "user" };
@@ -160,5 +161,25 @@ function buildEntry(
     invokeHandler: parts.invokeHandler,
     standardSchema: parts.standardSchema,
   };
+  if (outputSchema !== undefined) (entry as { outputSchema?: JsonSchema }).outputSchema = outputSchema;
   return Object.freeze(entry);
+}
+
+/** An output schema is an object schema (MCP's rule for `outputSchema`), within the same limits as parameters. */
+function checkedOutputSchema(name: string, schema: unknown): JsonSchema | undefined {
+  if (schema === undefined) return undefined;
+  if (schema === null || typeof schema !== "object" || Array.isArray(schema) || (schema as { type?: unknown }).type !== "object") {
+    throw new ToolDefinitionError(name, 'outputSchema must be a JSON Schema object with type "object"');
+  }
+  try {
+    checkSchemaLimits(name, schema);
+  } catch (err) {
+    // The limits name what they check "the parameters"; here it is the output schema.
+    if (err instanceof ToolDefinitionError) {
+      const detail = err.message.slice(err.message.indexOf(": ") + 2).replace(/\bthe parameters\b|\bparameters\b/, "outputSchema");
+      throw new ToolDefinitionError(name, detail);
+    }
+    throw err;
+  }
+  return schema as JsonSchema;
 }

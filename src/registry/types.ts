@@ -189,6 +189,12 @@ export interface CommonToolOptions {
   parallelSafe?: boolean | undefined;
   /** Rebuilds the schema from the surviving tool set at definition time. */
   patchSchema?: SchemaPatcher | undefined;
+  /**
+   * JSON Schema (`type: "object"`) of the tool's successful result. The MCP server lists it as the tool's
+   * `outputSchema` and sends each successful result as `structuredContent` checked against it; dispatch and
+   * the model-facing text do not change.
+   */
+  outputSchema?: JsonSchema | undefined;
   source?: ToolSource | undefined;
   /**
    * Redact secrets from the tool's successful output before the model sees it. Default: `true` for
@@ -261,6 +267,8 @@ export interface ToolEntry {
   readonly timeoutMs?: number;
   readonly parallelSafe: boolean;
   readonly patchSchema?: SchemaPatcher;
+  /** The JSON Schema of a successful result, when the tool declared one. */
+  readonly outputSchema?: JsonSchema;
   readonly source: ToolSource;
   /** Whether dispatch redacts the tool's successful output for the model (see `CommonToolOptions.redactOutput`). */
   readonly redactOutput: boolean;

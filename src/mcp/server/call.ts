@@ -58,7 +58,7 @@ export async function callTool(request: CallRequest, context: CallContext): Prom
         surface: "mcp",
       }),
     );
-    return toMcpResult(outcome);
+    return toMcpResult(outcome, outcome.result.success ? context.registry.get(name)?.outputSchema : undefined);
   } finally {
     if (timer !== undefined) clearInterval(timer);
   }

@@ -82,7 +82,11 @@ export class ToolLister {
 
 export function toServedTool(registry: ToolRegistry, definition: OpenAIToolDefinition): McpServedTool {
   const { name, description, parameters } = definition.function;
-  const annotations = annotationsFor(registry.get(name), name);
+  const entry = registry.get(name);
+  const annotations = annotationsFor(entry, name);
   // MCP requires an object schema; the registry's always is one (normalize.ts), passed as it is.
-  return annotations === undefined ? { name, description, inputSchema: parameters } : { name, description, inputSchema: parameters, annotations };
+  const tool: McpServedTool = { name, description, inputSchema: parameters };
+  if (entry?.outputSchema !== undefined) tool.outputSchema = entry.outputSchema;
+  if (annotations !== undefined) tool.annotations = annotations;
+  return tool;
 }

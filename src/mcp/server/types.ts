@@ -60,6 +60,8 @@ export interface McpServedTool {
   description: string;
   /** The registry's JSON Schema, as `getToolDefinitions` gives it (no conversion). */
   inputSchema: JsonSchema;
+  /** The tool's `outputSchema` registration option, when it has one: its successful results carry `structuredContent`. */
+  outputSchema?: JsonSchema | undefined;
   annotations?: McpToolAnnotations | undefined;
 }
 
