@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from "vitest";
 
 import { SessionStoreError } from "../src/agent/stores/sessions/errors.js";
 import { SCHEMA_VERSION } from "../src/agent/stores/sessions/schema.js";
-import { sessionStorePath } from "../src/agent/stores/sessions/sqlite-open.js";
+import { sessionStorePath } from "../src/agent/stores/sessions/location.js";
 import { openSessionStore, SqliteSessionStore } from "../src/agent/stores/sessions/sqlite-store.js";
 
 const require = createRequire(import.meta.url);
@@ -125,7 +125,7 @@ async function runChild(body: string): Promise<string> {
     const dir = mkdtempSync(path.join(tmpdir(), "mibyan-sessions-child-"));
     homes.push(dir);
     const ts = (await import("typescript")).default;
-    const files = ["errors", "fts-query", "schema", "sqlite-open", "sqlite-rows", "sqlite-search", "sqlite-store", "types"].map((n) => `src/agent/stores/sessions/${n}.ts`);
+    const files = ["errors", "fts-query", "location", "schema", "sqlite-open", "sqlite-rows", "sqlite-search", "sqlite-store", "types"].map((n) => `src/agent/stores/sessions/${n}.ts`);
     for (const file of [...files, "src/config/home.ts"]) {
       const { outputText } = ts.transpileModule(readFileSync(path.join(ROOT, file), "utf8"), { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
       const target = path.join(dir, file.replace(/\.ts$/, ".js"));

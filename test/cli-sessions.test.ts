@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { sessionStorePath } from "../src/agent/stores/sessions/sqlite-open.js";
+import { sessionStorePath } from "../src/agent/stores/sessions/location.js";
 import { openSessionStore } from "../src/agent/stores/sessions/sqlite-store.js";
 import { BIN, cliEnv, spawnCollect, type CliRun } from "./support/cli-run.js";
 

@@ -9,28 +9,14 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
 
-import { mibyanHome } from "../../../config/home.js";
 import { SessionStoreError, toStoreError } from "./errors.js";
+import { DEFAULT_BUSY_TIMEOUT_MS, type OpenDatabaseOptions } from "./location.js";
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.js";
 
+// The driver's types stay in this file and the ones that run queries: no public declaration names
+// them, so a consumer of the package's types needs no @types/better-sqlite3.
 export type Database = BetterSqlite3.Database;
 export type Statement = BetterSqlite3.Statement<unknown[], unknown>;
-
-/** How long a write waits for another connection's write lock before failing with kind `locked`. */
-export const DEFAULT_BUSY_TIMEOUT_MS = 5000;
-
-/** `<home>/sessions/sessions.db` (the profile home when omitted). */
-export function sessionStorePath(home: string = mibyanHome()): string {
-  return path.join(home, "sessions", "sessions.db");
-}
-
-export interface OpenDatabaseOptions {
-  /** Open without writing: no file is created, no migration runs (an outdated file is refused). */
-  readonly?: boolean;
-  /** Create the file (and its directory) when missing; default true unless `readonly`. */
-  create?: boolean;
-  busyTimeoutMs?: number;
-}
 
 let driver: typeof BetterSqlite3 | undefined;
 

@@ -6,7 +6,8 @@
  */
 
 import { SessionStoreError, toStoreError } from "./errors.js";
-import { openDatabase, sessionStorePath, type Database, type OpenDatabaseOptions, type Statement } from "./sqlite-open.js";
+import { sessionStorePath, type OpenDatabaseOptions } from "./location.js";
+import { openDatabase, type Database, type Statement } from "./sqlite-open.js";
 import { checkSessionId, messageRow, newSessionId, previewText, toSessionRecord, toStoredMessage, usageCounts, type UsageCounts } from "./sqlite-rows.js";
 import { messageSnippets, searchMessages } from "./sqlite-search.js";
 import {
