@@ -283,6 +283,22 @@ describe("output schemas (item 3)", () => {
     expect(JSON.stringify(prose.content)).toMatch(/about three.*not a JSON object/);
   });
 
+  it("plays the attacker: an output schema with a catastrophic pattern is checked in linear time", async () => {
+    const registry = testRegistry();
+    // With a backtracking engine, ^(a+)+$ against 5,000 a's and a "!" would not finish in our lifetime.
+    registry.register({
+      name: "redos",
+      toolset: "out",
+      outputSchema: { type: "object", properties: { s: { type: "string", pattern: "^(a+)+$" } } },
+      schema: { description: "A string built to backtrack.", parameters: { type: "object", properties: {} } },
+      handler: () => ({ s: `${"a".repeat(5_000)}!` }),
+    });
+    const { client } = await serve({ registry });
+    const result = await client.callTool({ name: "redos", arguments: {} });
+    expect(result.isError).toBe(true);
+    expect(JSON.stringify(result.content)).toContain("must match pattern");
+  });
+
   it("an output schema that is not an object schema is refused at registration", () => {
     const registry = testRegistry();
     for (const bad of [{ type: "string" }, [], "object", { properties: {} }]) {
