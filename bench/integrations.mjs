@@ -8,6 +8,8 @@
  * - `integrations.openaiAgents`: the Agents SDK `FunctionTool.invoke` (mibyan-tools/openai-agents), as
  *   the runner calls it: the SDK's wrapper (JSON parse, strict-schema normalisation, debug log lines),
  *   then the same;
+ * - `integrations.langchain`: the LangChain tool's `invoke` with a tool call (mibyan-tools/langchain), as
+ *   `ToolNode` calls it: LangChain's wrapper (config, callbacks, the ToolMessage), then the same;
  * - `*.vsHandWritten`: the adapter against a hand-written tool of the same framework (`tool()` /
  *   a ToolSet entry whose execute calls `handleFunctionCall` with the same options), same run;
  * - `*.handWritten`: the hand-written tool against `handleFunctionCall` (the framework's own cost, reported);
@@ -34,6 +36,8 @@ export async function benchIntegrations({ quick, note }) {
   const { toOpenAIAgentsTools } = await import("../dist/openai-agents.js");
   const { RunContext, setSensitiveDataLoggingEnabled, tool: agentsTool } = await import("@openai/agents-core");
   const { jsonSchema } = await import("ai");
+  const { toLangChainTools } = await import("../dist/langchain.js");
+  const { tool: langChainTool } = await import("@langchain/core/tools");
   const settings = quick ? { time: 150, warmupTime: 50 } : { time: 1500, warmupTime: 300 };
   const registry = new ToolRegistry({ logger: createMemoryLogger() });
   const parameters = { type: "object", properties: { a: { type: "string" } } };
@@ -62,6 +66,14 @@ export async function benchIntegrations({ quick, note }) {
     execute: (input, _ctx, details) =>
       handleFunctionCall("trivial", input, { registry, sessionId: "default", taskId: "default", toolCallId: details?.toolCall?.callId, signal: details?.signal, allowedTools }),
   });
+  const [langChainAdapter] = toLangChainTools({ registry });
+  const langChainHand = langChainTool(
+    (input, config) => handleFunctionCall("trivial", input, { registry, sessionId: "default", taskId: "default", toolCallId: config?.toolCall?.id, signal: config?.signal, allowedTools }),
+    { name: "trivial", description: "trivial", schema: parameters },
+  );
+  const toolCall = { type: "tool_call", id: "c1", name: "trivial", args };
+  if ((await langChainAdapter.invoke(toolCall)).content !== "ok") throw new Error("integrations bench: langchain sanity check failed");
+  if ((await langChainHand.invoke(toolCall)).content !== "ok") throw new Error("integrations bench: hand-written langchain sanity check failed");
   if ((await handleFunctionCall("trivial", args, { registry })) !== "ok") throw new Error("integrations bench: baseline sanity check failed");
   if ((await aiTool.execute(args, aiOptions)) !== "ok") throw new Error("integrations bench: ai-sdk sanity check failed");
   if ((await aiHand.execute(args, aiOptions)) !== "ok") throw new Error("integrations bench: hand-written ai-sdk sanity check failed");
@@ -77,6 +89,8 @@ export async function benchIntegrations({ quick, note }) {
   bench.add("aiSdkHand", batch(() => aiHand.execute(args, aiOptions)));
   bench.add("openaiAgents", batch(() => agentsAdapter.invoke(context, json)));
   bench.add("openaiAgentsHand", batch(() => agentsHand.invoke(context, json)));
+  bench.add("langchain", batch(() => langChainAdapter.invoke(toolCall)));
+  bench.add("langchainHand", batch(() => langChainHand.invoke(toolCall)));
   await bench.run();
   // A second run, after the switch: tinybench warms every task up before it measures any, so a switch in a task's hook would reach the rows above.
   setSensitiveDataLoggingEnabled(false);
@@ -116,6 +130,9 @@ export async function benchIntegrations({ quick, note }) {
     row("integrations.openaiAgents", "Agents SDK FunctionTool.invoke (mibyan-tools/openai-agents)", ns("openaiAgents"), baseline, DIRECT, 1.1),
     row("integrations.openaiAgents.vsHandWritten", "Agents invoke: adapter vs hand-written tool()", ns("openaiAgents"), ns("openaiAgentsHand"), "hand-written Agents tool(), same run", 1.1),
     row("integrations.openaiAgents.handWritten", "Agents invoke, hand-written tool() around handleFunctionCall", ns("openaiAgentsHand"), baseline, DIRECT),
+    row("integrations.langchain", "LangChain tool.invoke(toolCall) (mibyan-tools/langchain)", ns("langchain"), baseline, DIRECT, 1.1),
+    row("integrations.langchain.vsHandWritten", "LangChain invoke: adapter vs hand-written tool()", ns("langchain"), ns("langchainHand"), "hand-written LangChain tool(), same run", 1.1),
+    row("integrations.langchain.handWritten", "LangChain invoke, hand-written tool() around handleFunctionCall", ns("langchainHand"), baseline, DIRECT),
     row("integrations.openaiAgents.quiet", "Agents invoke, setSensitiveDataLoggingEnabled(false)", ns("openaiAgentsQuiet"), baseline, DIRECT, 1.1),
     row("integrations.openaiAgents.quiet.vsHandWritten", "Agents invoke, quiet: adapter vs hand-written", ns("openaiAgentsQuiet"), ns("openaiAgentsHandQuiet"), "hand-written Agents tool(), quiet, same run", 1.1),
   ];
