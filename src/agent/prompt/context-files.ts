@@ -51,8 +51,9 @@ const BLOCKING = new Set([
 
 const blocking = (finding: ThreatFinding): boolean => BLOCKING.has(finding.id) || finding.id.startsWith("invisible_unicode_");
 
-export const FENCE_OPEN = "<<<PROJECT-CONTEXT";
-export const FENCE_CLOSE = "PROJECT-CONTEXT>>>";
+/** The fence: an opening tag naming the file, a closing tag. */
+export const FENCE_OPEN = "<project-context";
+export const FENCE_CLOSE = "</project-context>";
 
 export interface ContextFile {
   name: string;
@@ -71,13 +72,13 @@ function capChars(text: string, max: number): { text: string; truncated: boolean
   return { text: `${text.slice(0, head)}\n\n[… ${omitted} characters of this file left out …]\n\n${text.slice(text.length - tail)}`, truncated: true };
 }
 
-/** A marker inside the file gets an underscore for its hyphen, so it cannot open or close the fence. */
+/** A fence tag inside the file (any case, spaced) loses its hyphen, so it can neither open nor close a fence. */
 function defuse(text: string): string {
-  return text.replaceAll("<<<PROJECT-CONTEXT", "<<<PROJECT_CONTEXT").replaceAll("PROJECT-CONTEXT>>>", "PROJECT_CONTEXT>>>");
+  return text.replace(/(<\s*\/?\s*project)-(context)/gi, "$1_$2");
 }
 
 function fence(name: string, text: string): string {
-  return `${FENCE_OPEN} file="${name}">>>\n${defuse(text)}\n<<<${FENCE_CLOSE}`;
+  return `${FENCE_OPEN} file="${name}">\n${defuse(text)}\n${FENCE_CLOSE}`;
 }
 
 /** The context files of `cwd`, in `CONTEXT_FILE_NAMES` order. Never throws: an unreadable file is skipped. */
