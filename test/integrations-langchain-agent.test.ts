@@ -161,6 +161,34 @@ describe("a dangerous command goes through humanInTheLoopMiddleware", () => {
     expect(JSON.parse(String(message!.content))).toMatchObject({ exit_code: 0, error: null });
   });
 
+  it("in one thread: rejected, the model asks again (same call id), approved: runs once", async () => {
+    const build = project();
+    const marker = path.join(path.dirname(build), "runs.txt");
+    const command = `rm -rf ${build} && echo ran >> ${marker}`;
+    // A provider that numbers its calls per turn reuses `call_0`: the second request must still be asked and bound on its own.
+    const model = fakeModel()
+      .respondWithTools([{ name: "terminal", args: { command }, id: "call_0" }])
+      .respondWithTools([{ name: "terminal", args: { command }, id: "call_0" }])
+      .respond(new AIMessage("cleaned"));
+    const tools = toLangChainTools({ names: ["terminal"], session: { id: "langchain-same-thread" } });
+    const agent = createAgent({ model, tools, middleware: [humanInTheLoopMiddleware({ interruptOn: langChainInterruptOn(tools) })], checkpointer: new MemorySaver() });
+    const config = thread("t-same");
+    const first = await agent.invoke({ messages: [{ role: "user", content: "clean up" }] }, config);
+    expect((first as { __interrupt__?: unknown[] }).__interrupt__).toHaveLength(1);
+    const again = await agent.invoke(new Command({ resume: { decisions: [{ type: "reject", message: "not yet" }] } }), config);
+    expect(existsSync(build)).toBe(true);
+    expect(runs(marker)).toBe(0);
+    // The model read the refusal and asked again: a new interrupt, nothing run.
+    expect((again as { __interrupt__?: unknown[] }).__interrupt__).toHaveLength(1);
+    expect(existsSync(build)).toBe(true);
+    const done = await agent.invoke(new Command({ resume: { decisions: [{ type: "approve" }] } }), config);
+    expect(existsSync(build)).toBe(false);
+    expect(runs(marker)).toBe(1);
+    expect(asked).toEqual([]);
+    expect(decisions.map((d) => [d.by, d.allowed])).toEqual([["user", true]]);
+    expect(String(done.messages.at(-1)!.content)).toBe("cleaned");
+  });
+
   it("a command nothing flags runs without an interrupt", async () => {
     const model = scripted("terminal", { command: "echo quiet" });
     const tools = toLangChainTools({ names: ["terminal"] });
