@@ -61,7 +61,11 @@ describe("memory threat scan corpora", () => {
   }
 
   // Measured once, before any pattern was changed with these cases in view (README.md): never tune on them.
-  const HELD_OUT: { file: string; precision: number; recall: number }[] = [{ file: "held-out-c.jsonl", precision: 1, recall: 17 / 29 }];
+  const HELD_OUT: { file: string; precision: number; recall: number }[] = [
+    { file: "held-out-c.jsonl", precision: 1, recall: 17 / 29 },
+    // Written from BRIEF.md alone by an author who had not read the scan; measured once, 2026-12-04.
+    { file: "held-out-d.jsonl", precision: 14 / 18, recall: 14 / 35 },
+  ];
   for (const { file, precision, recall } of HELD_OUT) {
     it.skipIf(!existsSync(path.join(DIR, file)))(`${file} (held out) stays at or above its first measurement`, () => {
       const m = measure(load(file).filter((row) => !row.disputed));
