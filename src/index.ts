@@ -72,6 +72,30 @@ export {
 } from "./agent/stores/memory/index.js";
 export { createMemoryHandler, MEMORY_SCHEMA, MEMORY_TOOL, type MemoryHandlerOptions, type MemoryToolHandler, type MemoryWriteRequest } from "./agent/tools/memory.js";
 export {
+  COMPACTION_END_REASON,
+  DEMOTED_SESSION_SOURCES,
+  HIDDEN_SESSION_SOURCES,
+  MESSAGE_ROLES,
+  type ListSessionsOptions,
+  type MessageInput,
+  type MessageRole,
+  type MessageWindow,
+  type NewSession,
+  type SearchHit,
+  type SearchOptions,
+  type SearchResult,
+  type SessionRecord,
+  type SessionStore,
+  type SessionSummary,
+  type StoredMessage,
+  type StoredToolCall,
+  type TokenUsage,
+} from "./agent/stores/sessions/types.js";
+export { SessionStoreError, type SessionStoreErrorKind } from "./agent/stores/sessions/errors.js";
+export { sessionStorePath, type OpenDatabaseOptions } from "./agent/stores/sessions/location.js";
+export { openSessionStore, SqliteSessionStore, type SqliteSessionStoreOptions } from "./agent/stores/sessions/sqlite-store.js";
+export { createSessionSearchHandler, SESSION_SEARCH_SCHEMA, SESSION_SEARCH_TOOL } from "./agent/tools/session-search.js";
+export {
   handleFunctionCall,
   handleFunctionCallDetailed,
   type FunctionCallOutcome,
@@ -79,6 +103,30 @@ export {
 } from "./dispatch/handle-function-call.js";
 export { executeToolCalls, type ExecuteToolCallsOptions, type ToolCallOutcome } from "./dispatch/execute-tool-calls.js";
 export { CANCEL_GRACE_MS } from "./dispatch/pipeline.js";
+// The agent loop (docs/agent-loop.md); the loop itself loads on the first run, see agent/loop/public.ts.
+export { runAgent, AgentConfigError, AgentEndpointError, type AgentEndpointErrorKind } from "./agent/loop/public.js";
+export type {
+  AgentAssistantMessage,
+  AgentEvent,
+  AgentLoopHandlers,
+  AgentLoopToolHandler,
+  AgentLoopToolName,
+  AgentMessage,
+  AgentSystemMessage,
+  AgentToolCall,
+  AgentToolCallRecord,
+  AgentToolMessage,
+  AgentToolStatus,
+  AgentUsage,
+  AgentUserMessage,
+  MemorySnapshotSource,
+  PromptOptions,
+  RetryOptions,
+  RunAgentOptions,
+  RunAgentResult,
+  RunAgentStatus,
+  SessionRecorder,
+} from "./agent/types.js";
 
 export {
   getToolDefinitions,
