@@ -121,7 +121,7 @@ export interface MemorySnapshotSource {
 
 // ---- events ---------------------------------------------------------------------
 
-export type ToolCallStatus = "ok" | "error" | "cancelled" | "timeout";
+export type AgentToolStatus = "ok" | "error" | "cancelled" | "timeout";
 
 /** What the loop reports while it runs, for a UI (an activity line per tool call, a streamed answer). */
 export type AgentEvent =
@@ -141,7 +141,7 @@ export type AgentEvent =
       name: string;
       emoji: string;
       elapsedMs: number;
-      status: ToolCallStatus;
+      status: AgentToolStatus;
       /** The text the model receives (already capped and redacted by dispatch). */
       content: string;
     }
@@ -228,7 +228,7 @@ export interface AgentToolCallRecord {
   turn: number;
   id: string;
   name: string;
-  status: ToolCallStatus;
+  status: AgentToolStatus;
   elapsedMs: number;
   /** Length in characters of the arguments the model sent and of the result it got back. */
   argsChars: number;

@@ -23,7 +23,7 @@ import type {
   RunAgentOptions,
   RunAgentResult,
   RunAgentStatus,
-  ToolCallStatus,
+  AgentToolStatus,
 } from "../types.js";
 import { BUDGET_EXHAUSTED_MESSAGE, BUDGET_FALLBACK_TEXT, DEFAULT_MAX_TURNS, checkMaxTurns } from "./budget.js";
 import { ChatEndpoint, DEFAULT_REQUEST_TIMEOUT_MS, RequestAborted, parseBaseURL } from "./endpoint.js";
@@ -36,7 +36,7 @@ import { addUsage, emptyUsage } from "./usage.js";
 /** Request fields the loop owns; `modelSettings` may not set them. */
 const RESERVED_SETTINGS = new Set(["model", "messages", "tools", "tool_choice", "stream", "stream_options"]);
 
-function statusOf(outcome: ToolCallOutcome): ToolCallStatus {
+function statusOf(outcome: ToolCallOutcome): AgentToolStatus {
   const kind = outcome.result.error?.kind;
   if (kind === "cancelled") return "cancelled";
   if (kind === "timeout") return "timeout";
