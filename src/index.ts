@@ -103,6 +103,30 @@ export {
 } from "./dispatch/handle-function-call.js";
 export { executeToolCalls, type ExecuteToolCallsOptions, type ToolCallOutcome } from "./dispatch/execute-tool-calls.js";
 export { CANCEL_GRACE_MS } from "./dispatch/pipeline.js";
+// The agent loop (docs/agent-loop.md); the loop itself loads on the first run, see agent/loop/public.ts.
+export { runAgent, AgentConfigError, AgentEndpointError, type AgentEndpointErrorKind } from "./agent/loop/public.js";
+export type {
+  AgentAssistantMessage,
+  AgentEvent,
+  AgentLoopHandlers,
+  AgentLoopToolHandler,
+  AgentLoopToolName,
+  AgentMessage,
+  AgentSystemMessage,
+  AgentToolCall,
+  AgentToolCallRecord,
+  AgentToolMessage,
+  AgentToolStatus,
+  AgentUsage,
+  AgentUserMessage,
+  MemorySnapshotSource,
+  PromptOptions,
+  RetryOptions,
+  RunAgentOptions,
+  RunAgentResult,
+  RunAgentStatus,
+  SessionRecorder,
+} from "./agent/types.js";
 
 export {
   getToolDefinitions,
