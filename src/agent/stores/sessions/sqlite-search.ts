@@ -97,7 +97,8 @@ export function messageSnippets(db: Database, query: string, messageIds: readonl
   const statement = db.prepare(`SELECT snippet(${fts}, 0, '>>>', '<<<', '...', ${SNIPPET_TOKENS}) FROM ${fts} WHERE ${fts} MATCH ? AND rowid = ?`).pluck();
   for (const id of messageIds) {
     const value = statement.get(plan.expression, BigInt(id));
-    if (typeof value === "string") out.set(id, value);
+    // search_text joins content, tool name and tool calls with spaces: no trailing blanks in a snippet.
+    if (typeof value === "string") out.set(id, value.trim());
   }
   return out;
 }
