@@ -141,6 +141,7 @@ describe("loadConfig", () => {
       approvals: APPROVAL_DEFAULTS,
       processes: { results: {} },
       memory: { memoryEnabled: true, userProfileEnabled: true, memoryCharLimit: 2200, userCharLimit: 1375, writeApproval: false },
+      toolSearch: { enabled: "auto", thresholdPct: 10, searchDefaultLimit: 5, maxSearchLimit: 20 },
     });
   });
 
@@ -244,6 +245,7 @@ terminal:
       approvals: APPROVAL_DEFAULTS,
       processes: { results: {} },
       memory: { memoryEnabled: true, userProfileEnabled: true, memoryCharLimit: 2200, userCharLimit: 1375, writeApproval: false },
+      toolSearch: { enabled: "auto", thresholdPct: 10, searchDefaultLimit: 5, maxSearchLimit: 20 },
     });
     expect((loaded.document as { tools: unknown }).tools).toEqual({
       max_result_chars: 20000,
@@ -273,6 +275,7 @@ terminal:
       approvals: APPROVAL_DEFAULTS,
       processes: { results: {} },
       memory: { memoryEnabled: true, userProfileEnabled: true, memoryCharLimit: 2200, userCharLimit: 1375, writeApproval: false },
+      toolSearch: { enabled: "auto", thresholdPct: 10, searchDefaultLimit: 5, maxSearchLimit: 20 },
     });
   });
 

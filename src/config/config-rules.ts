@@ -13,8 +13,17 @@ import {
   shellHookListType,
   stringMapType,
   stringOrListType,
+  scalarType,
   type ConfigValueType,
 } from "./value-types.js";
+
+/** `tool_search.enabled`: auto, on or off (a boolean means on/off). */
+const toolSearchModeType = scalarType("one of auto, on, off (or a boolean)", (v) => typeof v === "boolean" || v === "auto" || v === "on" || v === "off");
+
+/** A number from `min` to `max` (both included). */
+function numberRangeType(min: number, max: number): ConfigValueType {
+  return scalarType(`a number from ${min} to ${max}`, (v) => typeof v === "number" && Number.isFinite(v) && v >= min && v <= max);
+}
 
 /** Shell hook events `hooks:` accepts (the plugin hook names a shell command can serve). */
 export const SHELL_HOOK_EVENTS = ["pre_tool_call", "post_tool_call", "transform_tool_result", "on_session_start", "on_session_end"] as const;
@@ -158,6 +167,36 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
     type: ConfigTypes.boolean,
     default: false,
     description: "Every memory write needs an approval from the embedding application; without an approver, writes are refused.",
+  },
+  // tool_search: deferring MCP and plugin tools behind tool_search / tool_describe / tool_call (docs/tool-search.md)
+  {
+    path: "tool_search.enabled",
+    type: toolSearchModeType,
+    default: "auto",
+    description: "auto: defer MCP and plugin tools when their schemas take threshold_pct of the context; on: always when one is deferrable; off: never.",
+  },
+  {
+    path: "tool_search.threshold_pct",
+    type: numberRangeType(0, 100),
+    default: 10,
+    description: "Share of the context window (percent) the deferrable tools' schemas may take before auto mode defers them.",
+  },
+  {
+    path: "tool_search.context_tokens",
+    type: ConfigTypes.positiveInteger,
+    description: "The model's context window in tokens (unknown: auto mode defers from 20,000 schema tokens).",
+  },
+  {
+    path: "tool_search.search_default_limit",
+    type: integerRangeType(1, 50),
+    default: 5,
+    description: "Matches tool_search returns when the model asks for no number (capped at max_search_limit).",
+  },
+  {
+    path: "tool_search.max_search_limit",
+    type: integerRangeType(1, 50),
+    default: 20,
+    description: "The most matches one tool_search returns.",
   },
   // approvals: the dangerous-command approval flow (docs/approvals.md)
   {

@@ -198,6 +198,20 @@ export interface MemoryConfig {
   writeApproval: boolean;
 }
 
+/** `tool_search`: deferring MCP and plugin tools behind the bridge tools (docs/tool-search.md); read with `resolveToolSearchConfig`. */
+export interface ToolSearchSectionConfig {
+  /** auto (default), on, off; a boolean means on/off. */
+  enabled: "auto" | "on" | "off" | boolean;
+  /** Percent of the context window, 0-100. Default 10. */
+  thresholdPct: number;
+  /** The model's context window in tokens; absent: unknown. */
+  contextTokens?: number;
+  /** 1-50, default 5 (capped at maxSearchLimit when read). */
+  searchDefaultLimit: number;
+  /** 1-50, default 20. */
+  maxSearchLimit: number;
+}
+
 export interface MibyanConfig {
   plugins: PluginsConfig;
   /** MCP servers by name (docs/mcp.md). */
@@ -209,5 +223,6 @@ export interface MibyanConfig {
   approvals: ApprovalsConfig;
   processes: ProcessesConfig;
   memory: MemoryConfig;
+  toolSearch: ToolSearchSectionConfig;
 }
 

@@ -28,6 +28,7 @@ export {
   type TerminalConfig,
   type ToolsConfig,
   type ToolsetsConfig,
+  type ToolSearchSectionConfig,
   type ValidateConfigOptions,
 } from "./config-schema.js";
 export {
