@@ -270,8 +270,16 @@ describe("abort", () => {
     const agent = createAgent({ model, tools: toLangChainTools({ names: ["terminal"] }) });
     const controller = new AbortController();
     const started = Date.now();
+    // Abort once the command is running `sleep` (past the shell's exec), so the test times a kill, not an exec.
+    const running = (): boolean => {
+      try {
+        return readFileSync(`/proc/${readFileSync(pidFile, "utf8").trim()}/comm`, "utf8").trim() === "sleep";
+      } catch {
+        return false;
+      }
+    };
     const watcher = setInterval(() => {
-      if (existsSync(pidFile)) {
+      if (running()) {
         clearInterval(watcher);
         controller.abort();
       }
