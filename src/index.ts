@@ -127,6 +127,20 @@ export type {
   RunAgentStatus,
   SessionRecorder,
 } from "./agent/types.js";
+// Tool search: MCP and plugin tools deferred behind tool_search / tool_describe / tool_call (docs/tool-search.md).
+export {
+  planToolDefinitions,
+  executeToolCallsWithToolSearch,
+  resolveToolSearchConfig,
+  ToolSearchBridge,
+  ToolSearchState,
+  BRIDGE_TOOL_NAMES,
+  type PlanToolDefinitionsOptions,
+  type ToolDefinitionsPlan,
+  type DeferredTool,
+  type ToolSearchConfig,
+  type ToolSearchMode,
+} from "./agent/tool-search/index.js";
 
 export {
   getToolDefinitions,
