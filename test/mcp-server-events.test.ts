@@ -154,6 +154,21 @@ describe("list_changed over Streamable HTTP", () => {
     expect(fresh.content).toEqual([{ type: "text", text: "fresh ok" }]);
   });
 
+  it("plays the attacker: a check that flips on every run (TTL 0) cannot drive a notify-list loop faster than one per 250 ms", async () => {
+    const registry = new ToolRegistry({ logger: createMemoryLogger(), availability: { ttlMs: 0 } });
+    registry.register({ name: "echo", toolset: "basic", schema: schema("Echo."), handler: () => "echo" });
+    let runs = 0;
+    registry.register({ name: "flapping", toolset: "basic", checkFn: () => ++runs % 2 === 0, schema: schema("Flaps."), handler: () => "x" });
+    const { url } = await serveOverHttp(registry);
+    // The client lists again at every notification (the SDK's onChanged), which runs the check again.
+    const watched = await watch(url);
+    await watched.client.listTools();
+    await quiet(1_200);
+    const count = watched.notifications();
+    expect(count).toBeGreaterThan(0); // it does flap, and is announced
+    expect(count).toBeLessThanOrEqual(6);
+  });
+
   it("a client that disconnected is not notified, and the registry holds no listener once the last one is gone", async () => {
     const registry = baseRegistry();
     const { server, url } = await serveOverHttp(registry);

@@ -17,6 +17,13 @@ import type { ToolRegistry } from "../../registry/tool-registry.js";
 import type { Logger } from "../../registry/types.js";
 import type { ToolLister } from "./tool-list.js";
 
+/**
+ * The least time between two notifications. Each one makes clients list again, and a listing evaluates
+ * availability: a check whose answer flips on every run (with `tools.availability_ttl_seconds: 0`) would
+ * otherwise drive a notify-list-notify loop as fast as the clients answer.
+ */
+const MIN_GAP_MS = 250;
+
 export interface ListChangedTimings {
   /** How long after a registry event the list is compared (events within it are one comparison). */
   debounceMs: number;
@@ -30,6 +37,7 @@ export class ListChangedWatcher {
   private recheck: ReturnType<typeof setInterval> | undefined;
   /** The list clients were last told of, serialised. */
   private last = "";
+  private notifiedAt = Number.NEGATIVE_INFINITY;
   private readonly listeners = new Set<() => void>();
 
   constructor(
@@ -53,10 +61,13 @@ export class ListChangedWatcher {
     this.unsubscribe = this.registry.onChange(() => {
       // A call's allowed names must not lag behind a list the client may be told of any moment.
       this.lister.invalidate();
-      this.debounce ??= setTimeout(() => {
-        this.debounce = undefined;
-        this.compare();
-      }, this.timings.debounceMs);
+      this.debounce ??= setTimeout(
+        () => {
+          this.debounce = undefined;
+          this.compare();
+        },
+        Math.max(this.timings.debounceMs, this.notifiedAt + MIN_GAP_MS - Date.now()),
+      );
       this.debounce.unref?.();
     });
     // The baseline, taken after subscribing: it is also each tool's first availability the registry sees.
@@ -80,6 +91,7 @@ export class ListChangedWatcher {
     const now = this.serialise();
     if (now === undefined || now === this.last) return;
     this.last = now;
+    this.notifiedAt = Date.now();
     for (const listener of this.listeners) listener();
   }
 
