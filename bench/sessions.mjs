@@ -67,7 +67,7 @@ function corpusWords(random) {
 }
 
 /** The corpus: sessions of turns (user; assistant with a tool call; tool result), 3 messages a turn. */
-function buildCorpus(messages) {
+export function buildCorpus(messages) {
   const random = prng(20261204);
   const word = corpusWords(random);
   const text = (n) => Array.from({ length: n }, word).join(" ");
@@ -93,7 +93,7 @@ function buildCorpus(messages) {
 }
 
 /** Queries made from the stored text, with their own seed; absent words use letters the corpus never has. */
-function buildQueries(sessions) {
+export function buildQueries(sessions) {
   const random = prng(777);
   const messages = sessions.flatMap((s) => s.turns.flatMap((turn) => turn.flat())).map((m) => m.content);
   const wordsOf = () => messages[Math.floor(random() * messages.length)].split(" ");
@@ -112,6 +112,15 @@ function buildQueries(sessions) {
 function percentile(values, p) {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+/**
+ * CPU time (user + system) of this process since `start`, in ms. On a shared machine the wall time
+ * of a single-threaded loop depends on how much of a CPU it got; the CPU time much less so.
+ */
+function cpuMsSince(start) {
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1000;
 }
 
 function bareSchema(db, withFts) {
@@ -133,6 +142,7 @@ function bareInsert(Database, file, sessions, withFts) {
     for (const m of batch) insert.run(sessionId, m.role, m.content, m.tool_calls ? JSON.stringify(m.tool_calls) : null, m.tool_call_id ?? null, m.tool_name ?? null, Date.now());
   });
   const started = performance.now();
+  const cpu = process.cpuUsage();
   let count = 0;
   for (const [s, session] of sessions.entries()) {
     for (const turn of session.turns) {
@@ -143,8 +153,9 @@ function bareInsert(Database, file, sessions, withFts) {
     }
   }
   const ms = performance.now() - started;
+  const cpuMs = cpuMsSince(cpu);
   db.close();
-  return { perSec: (count / ms) * 1000, count };
+  return { perSec: (count / ms) * 1000, cpuPerSec: (count / cpuMs) * 1000, count };
 }
 
 export async function benchSessions({ quick, note }) {
@@ -164,6 +175,7 @@ export async function benchSessions({ quick, note }) {
     const store = openSessionStore({ home: path.join(dir, "home") });
     let count = 0;
     const started = performance.now();
+    const cpu = process.cpuUsage();
     for (const session of sessions) {
       const { id } = store.createSession({ source: session.source, model: "bench-model" });
       for (const [user, reply] of session.turns) {
@@ -173,6 +185,7 @@ export async function benchSessions({ quick, note }) {
       }
     }
     const persistMs = performance.now() - started;
+    const persistCpuMs = cpuMsSince(cpu);
     bareFts.push(bareInsert(Database, path.join(dir, "bare-fts-2.db"), sessions, true));
     const persistPerSec = (count / persistMs) * 1000;
     const basePerSec = (bareFts[0].perSec + bareFts[1].perSec) / 2;
@@ -184,14 +197,18 @@ export async function benchSessions({ quick, note }) {
     const quoted = (q) => q.split(" ").map((w) => `"${w}"`).join(" ");
     let found = 0;
     const searchMs = [];
+    const searchCpuMs = [];
     const bareMs = [];
     for (const query of queries) {
       const runs = [];
+      const cpuRuns = [];
       const bareRuns = [];
       for (let r = 0; r < 3; r++) {
         let t = performance.now();
+        const cpu = process.cpuUsage();
         const result = JSON.parse(await handler({ query }, {}));
         runs.push(performance.now() - t);
+        cpuRuns.push(cpuMsSince(cpu));
         if (!result.success) throw new Error(`sessions bench: session_search failed for ${query}: ${result.error}`);
         if (r === 0 && result.count > 0) found++;
         t = performance.now();
@@ -199,6 +216,7 @@ export async function benchSessions({ quick, note }) {
         bareRuns.push(performance.now() - t);
       }
       searchMs.push(median(runs));
+      searchCpuMs.push(median(cpuRuns));
       bareMs.push(median(bareRuns));
     }
     bare.close();
@@ -218,6 +236,9 @@ export async function benchSessions({ quick, note }) {
         baselineLabel: "bare better-sqlite3 inserts, same transactions, one FTS5 index",
         ratio: round(basePerSec / persistPerSec, 2),
         plainInsertPerSec: round(plain.perSec, 0),
+        // Messages per CPU-second (this process's user + system time): what the loop sustains when it has a CPU to itself.
+        cpuPerSec: round((count / persistCpuMs) * 1000, 0),
+        baselineCpuPerSec: round((bareFts[0].cpuPerSec + bareFts[1].cpuPerSec) / 2, 0),
         samples: count,
         target: PERSIST_TARGET,
         targetOn: "value",
@@ -233,6 +254,9 @@ export async function benchSessions({ quick, note }) {
         baselineLabel: "bare FTS5 MATCH, 300 rowids",
         ratio: round(searchMedian / bareMedian, 2),
         p95: round(searchP95, 2),
+        // CPU time per query (this process's user + system time), median and p95.
+        cpuMedian: round(median(searchCpuMs), 2),
+        cpuP95: round(percentile(searchCpuMs, 95), 2),
         baselineP95: round(percentile(bareMs, 95), 3),
         queries: queries.length,
         queriesWithResults: found,

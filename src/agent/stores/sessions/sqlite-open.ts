@@ -17,6 +17,8 @@ import { MIGRATIONS, SCHEMA_VERSION } from "./schema.js";
 // them, so a consumer of the package's types needs no @types/better-sqlite3.
 export type Database = BetterSqlite3.Database;
 export type Statement = BetterSqlite3.Statement<unknown[], unknown>;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Transaction<F extends (...args: any[]) => unknown> = BetterSqlite3.Transaction<F>;
 
 let driver: typeof BetterSqlite3 | undefined;
 

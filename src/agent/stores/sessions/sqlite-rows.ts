@@ -14,6 +14,8 @@ import { MESSAGE_ROLES, type MessageInput, type MessageRole, type SessionRecord,
 const SESSION_ID = /^[^\s\u0000-\u001f\u007f]{1,200}$/;
 const ROLE_SET: ReadonlySet<string> = new Set(MESSAGE_ROLES);
 const SHORT_TEXT_MAX = 1000;
+/** A cheap first test: every script UNSPACED matches lies above U+0E00 (most text never gets to the script test). */
+const NOT_LATIN = /[^\u0000-\u0dff]/;
 
 export function checkSessionId(value: unknown): string {
   if (typeof value !== "string" || !SESSION_ID.test(value)) {
@@ -117,7 +119,7 @@ export function messageRow(message: MessageInput, index: number, now: number): {
   if (!Number.isSafeInteger(timestamp) || timestamp < 0) throw new SessionStoreError("invalid", `message ${index}: timestamp must be milliseconds since the epoch`);
   const toolName = optionalText(message.tool_name, "tool_name", index, SHORT_TEXT_MAX);
   const toolCallsJson = toolCalls === null ? null : JSON.stringify(toolCalls);
-  const unspaced = [content, toolName, toolCallsJson].some((text) => text !== null && UNSPACED.test(text)) ? 1 : 0;
+  const unspaced = [content, toolName, toolCallsJson].some((text) => text !== null && NOT_LATIN.test(text) && UNSPACED.test(text)) ? 1 : 0;
   const tokenCount = message.token_count === undefined || message.token_count === null ? null : count(message.token_count, `message ${index}: token_count`);
   return {
     row: [

@@ -7,7 +7,7 @@
 
 import { SessionStoreError, toStoreError } from "./errors.js";
 import { sessionStorePath, type OpenDatabaseOptions } from "./location.js";
-import { openDatabase, type Database, type Statement } from "./sqlite-open.js";
+import { openDatabase, type Database, type Statement, type Transaction } from "./sqlite-open.js";
 import { checkSessionId, messageRow, newSessionId, previewText, toSessionRecord, toStoredMessage, usageCounts, type UsageCounts } from "./sqlite-rows.js";
 import { messageSnippets, searchMessages } from "./sqlite-search.js";
 import {
@@ -56,6 +56,7 @@ export class SqliteSessionStore implements SessionStore {
   readonly #now: () => number;
   #db: Database | undefined;
   readonly #statements = new Map<string, Statement>();
+  #appendTransaction: Transaction<(id: string, batch: readonly MessageInput[], counts: UsageCounts) => number[]> | undefined;
 
   constructor(options: SqliteSessionStoreOptions = {}) {
     this.path = options.path ?? sessionStorePath(options.home);
@@ -147,7 +148,9 @@ export class SqliteSessionStore implements SessionStore {
   appendMessages(sessionId: string, messages: readonly MessageInput[], options: { usage?: TokenUsage } = {}): number[] {
     return this.#run((db) => {
       const usage = usageCounts(options.usage);
-      return db.transaction(() => this.#append(db, sessionId, messages, usage, this.#now())).immediate();
+      // The hot path: one transaction function made once, not a new wrapper per turn.
+      this.#appendTransaction ??= db.transaction((id: string, batch: readonly MessageInput[], counts: UsageCounts) => this.#append(db, id, batch, counts, this.#now()));
+      return this.#appendTransaction.immediate(sessionId, messages, usage);
     });
   }
 
@@ -319,6 +322,7 @@ export class SqliteSessionStore implements SessionStore {
     const db = this.#db;
     this.#db = undefined;
     this.#statements.clear();
+    this.#appendTransaction = undefined;
     db?.close();
   }
 }
