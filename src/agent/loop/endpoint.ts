@@ -49,6 +49,9 @@ export function parseBaseURL(baseURL: unknown): URL {
   return url;
 }
 
+const MAX_CACHED_ENDPOINTS = 8;
+const endpoints = new Map<string, ChatEndpoint>();
+
 /** The request was abandoned because the run's signal fired; `partialText` is what had streamed. */
 export class RequestAborted extends Error {
   constructor(readonly partialText: string) {
@@ -82,7 +85,26 @@ export class ChatEndpoint {
     readonly shownURL: string,
   ) {}
 
+  /**
+   * The endpoint for these options: a run of a chat session reuses the previous run's client (its
+   * construction and first connection cost ~0.3 ms per run, measured in bench/agent-loop.mjs). A few
+   * are kept, the least recently used dropped.
+   */
   static async open(options: EndpointOptions): Promise<ChatEndpoint> {
+    const key = JSON.stringify([options.baseURL.href, options.apiKey ?? null, options.headers ?? null, options.timeoutMs, options.retry, options.model]);
+    const cached = endpoints.get(key);
+    if (cached !== undefined) {
+      endpoints.delete(key);
+      endpoints.set(key, cached);
+      return cached;
+    }
+    const endpoint = await ChatEndpoint.create(options);
+    endpoints.set(key, endpoint);
+    if (endpoints.size > MAX_CACHED_ENDPOINTS) endpoints.delete(endpoints.keys().next().value!);
+    return endpoint;
+  }
+
+  private static async create(options: EndpointOptions): Promise<ChatEndpoint> {
     const mod = await loadOpenAI();
     const client = new mod.OpenAI({
       baseURL: options.baseURL.href.replace(/\/$/, ""),

@@ -15,6 +15,9 @@ export { AgentConfigError, AgentEndpointError, type AgentEndpointErrorKind } fro
  * `AgentEndpointError` when the endpoint fails for good. See docs/agent-loop.md.
  */
 export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult> {
-  const { runAgent: run } = await import("./run-agent.js");
-  return run(options);
+  // Held after the first run: a dynamic import() goes through the module loader again on every call.
+  loop ??= import("./run-agent.js");
+  return (await loop).runAgent(options);
 }
+
+let loop: Promise<typeof import("./run-agent.js")> | undefined;

@@ -51,6 +51,23 @@ const BLOCKING = new Set([
 
 const blocking = (finding: ThreatFinding): boolean => BLOCKING.has(finding.id) || finding.id.startsWith("invisible_unicode_");
 
+/**
+ * The scan runs ~50 patterns over the text; a chat runs the loop once per user turn over the same
+ * files, so the verdict is kept per exact text (a changed file is a new key and is scanned again).
+ */
+const scanned = new Map<string, ThreatFinding[]>();
+const MAX_SCANNED = 16;
+
+function blockingFindings(text: string): ThreatFinding[] {
+  let findings = scanned.get(text);
+  if (findings === undefined) {
+    findings = scanForThreats(text).filter(blocking);
+    if (scanned.size >= MAX_SCANNED) scanned.delete(scanned.keys().next().value!);
+    scanned.set(text, findings);
+  }
+  return findings;
+}
+
 /** The fence: an opening tag naming the file, a closing tag. */
 export const FENCE_OPEN = "<project-context";
 export const FENCE_CLOSE = "</project-context>";
@@ -103,7 +120,7 @@ export function loadContextFiles(cwd: string): ContextFile[] {
       continue;
     }
     if (text.trim() === "" || budget <= 0) continue;
-    const findings = scanForThreats(text).filter(blocking);
+    const findings = blockingFindings(text);
     if (findings.length > 0) {
       const ids = findings.map((f) => f.id).join(", ");
       files.push({ name, block: `[${name} was not loaded: it contains text that looks like a prompt injection (${ids}).]`, blocked: ids, truncated: false });
