@@ -22,7 +22,8 @@ export async function withRuntime<T>(options: BootOptions, command: (runtime: Ru
 }
 
 /** `mibyan tools [--json]`. */
-export async function toolsAction(options: { json?: boolean }): Promise<void> {
+export async function toolsAction(options: { json?: boolean; plan?: boolean; context?: number }): Promise<void> {
+  if (options.plan === true) return toolsPlanAction(options);
   const [runtime, commands] = await Promise.all([boot({ mcp: true }), import("./commands/tools.js")]);
   try {
     const toolsets = commands.collectToolStatus(runtime);
@@ -40,6 +41,17 @@ export async function toolsAction(options: { json?: boolean }): Promise<void> {
       // Whether local commands run in the OS sandbox, and why not when it is configured but cannot work.
       process.stdout.write(commands.renderToolStatus(toolsets) + commands.renderSandboxStatus(sandbox) + (mcpCommands?.renderMcpServers(mcp) ?? ""));
     }
+  } finally {
+    await runtime.close();
+  }
+}
+
+/** `mibyan tools --plan [--context N] [--json]`: tool search's plan (docs/tool-search.md). */
+async function toolsPlanAction(options: { json?: boolean; context?: number }): Promise<void> {
+  const [runtime, commands] = await Promise.all([boot({ mcp: true }), import("./commands/tools.js")]);
+  try {
+    const report = await commands.collectToolPlan(runtime, options.context);
+    process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : commands.renderToolPlan(report));
   } finally {
     await runtime.close();
   }

@@ -10,6 +10,13 @@ import { describeThrown } from "../util/text.js";
 
 const FORMATS = ["openai", "responses", "anthropic", "gemini", "raw", "strict"] as const;
 
+/** `--context 200000`: a positive whole number of tokens. */
+function positiveTokens(value: string): number {
+  const tokens = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(tokens) || tokens <= 0) throw new InvalidArgumentError(`expected a positive whole number of tokens, got ${JSON.stringify(value)}`);
+  return tokens;
+}
+
 function list(value: string): string[] {
   const items = value.split(",").map((item) => item.trim()).filter((item) => item !== "");
   if (items.length === 0) throw new InvalidArgumentError("expected a comma-separated list of toolset names");
@@ -32,6 +39,8 @@ function buildProgram(): Command {
     .command("tools")
     .description("List toolsets and their tools, with availability and why a tool is unavailable.")
     .option("--json", "print JSON: {toolsets:[{name,description,available,tools:[{name,available,reason}]}], sandbox:{mode,network,writableRoots,active,reason,version}, mcpServers:[{name,transport,state,toolCount,toolset,error}]}")
+    .option("--plan", "show what tool search sends directly and what it defers behind tool_search, and why (with --json: {activated,mode,reason,contextTokens,thresholdTokens,deferrableTokens,visible,deferred:[{name,reason}],withheld})")
+    .option("--context <tokens>", "with --plan: the model's context window in tokens (default: tool_search.context_tokens)", positiveTokens)
     .action(toolsAction);
 
   program

@@ -131,3 +131,57 @@ export function renderSandboxStatus(report: SandboxReport): string {
   if (report.active) return `✓ Local sandbox: active (${what}; ${report.version ?? "bubblewrap"})\n`;
   return `✗ Local sandbox: NOT active (configured: ${what}): ${report.reason}; ${refused}\n`;
 }
+
+/** `mibyan tools --plan`: what a model would be sent directly, what tool search defers and why (docs/tool-search.md). */
+export interface ToolPlanReport {
+  activated: boolean;
+  mode: string;
+  reason: string;
+  contextTokens: number | null;
+  thresholdTokens: number | null;
+  deferrableTokens: number;
+  visible: string[];
+  deferred: { name: string; reason: string }[];
+  withheld: { name: string; reason: string }[];
+}
+
+/** Loads the tool-search code only here: plain `mibyan tools` never pays for it. */
+export async function collectToolPlan({ registry, config }: Runtime, contextTokens: number | undefined): Promise<ToolPlanReport> {
+  const { planToolDefinitions } = await import("../../agent/tool-search/plan.js");
+  const selection = config.config.toolsets;
+  const plan = planToolDefinitions({
+    registry,
+    enabledToolsets: selection.enabled,
+    disabledToolsets: selection.disabled,
+    // A configured MCP server that is down keeps its toolset names: warn, as `definitions` does, not fail.
+    unknownToolsets: "warn",
+    quiet: true,
+    toolSearch: config.config.toolSearch,
+    contextTokens,
+  });
+  return {
+    activated: plan.activated,
+    mode: plan.mode,
+    reason: plan.reason,
+    contextTokens: plan.contextTokens ?? null,
+    thresholdTokens: plan.thresholdTokens ?? null,
+    deferrableTokens: plan.deferrableTokens,
+    visible: plan.definitions.map((d) => d.function.name),
+    deferred: plan.deferred,
+    withheld: plan.withheld,
+  };
+}
+
+export function renderToolPlan(report: ToolPlanReport): string {
+  const lines: string[] = [];
+  const count = (n: number): string => n.toLocaleString("en-US");
+  lines.push(`Tool search: ${report.activated ? "active" : "not active"} (mode ${report.mode}): ${report.reason}`);
+  const context = report.contextTokens === null ? "unknown context" : `context ${count(report.contextTokens)} tokens`;
+  const threshold = report.thresholdTokens === null ? "no threshold" : `threshold ${count(report.thresholdTokens)} tokens`;
+  lines.push(`  ${context}; ${threshold}; MCP and plugin schemas ~${count(report.deferrableTokens)} tokens`);
+  lines.push(`Visible (${report.visible.length}): ${report.visible.length > 0 ? report.visible.join(", ") : "none"}`);
+  lines.push(`Deferred (${report.deferred.length})${report.deferred.length > 0 ? ":" : ""}`);
+  for (const tool of report.deferred) lines.push(`    ${tool.name.padEnd(32)} ${tool.reason.split(";")[0]}`);
+  for (const tool of report.withheld) lines.push(`Withheld: ${tool.name}: ${tool.reason}`);
+  return `${lines.join("\n")}\n`;
+}
