@@ -142,6 +142,7 @@ describe("loadConfig", () => {
       processes: { results: {} },
       memory: { memoryEnabled: true, userProfileEnabled: true, memoryCharLimit: 2200, userCharLimit: 1375, writeApproval: false },
       toolSearch: { enabled: "auto", thresholdPct: 10, searchDefaultLimit: 5, maxSearchLimit: 20 },
+      model: {},
     });
   });
 
@@ -246,6 +247,7 @@ terminal:
       processes: { results: {} },
       memory: { memoryEnabled: true, userProfileEnabled: true, memoryCharLimit: 2200, userCharLimit: 1375, writeApproval: false },
       toolSearch: { enabled: "auto", thresholdPct: 10, searchDefaultLimit: 5, maxSearchLimit: 20 },
+      model: {},
     });
     expect((loaded.document as { tools: unknown }).tools).toEqual({
       max_result_chars: 20000,
@@ -276,6 +278,7 @@ terminal:
       processes: { results: {} },
       memory: { memoryEnabled: true, userProfileEnabled: true, memoryCharLimit: 2200, userCharLimit: 1375, writeApproval: false },
       toolSearch: { enabled: "auto", thresholdPct: 10, searchDefaultLimit: 5, maxSearchLimit: 20 },
+      model: {},
     });
   });
 

@@ -20,6 +20,15 @@ import {
 /** `tool_search.enabled`: auto, on or off (a boolean means on/off). */
 const toolSearchModeType = scalarType("one of auto, on, off (or a boolean)", (v) => typeof v === "boolean" || v === "auto" || v === "on" || v === "off");
 
+/**
+ * `model.api_key`: always refused, and the message never shows the value (a key pasted into
+ * config.yaml must not be echoed to a terminal or a log by the error that refuses it).
+ */
+const secretRefusedType: ConfigValueType = {
+  expected: "left out: an API key is never read from config.yaml; put it in an environment variable and name that variable in model.api_key_env",
+  check: (value) => ({ at: [], expected: secretRefusedType.expected, got: value, gotText: "a value, not shown" }),
+};
+
 /** A number from `min` to `max` (both included). */
 function numberRangeType(min: number, max: number): ConfigValueType {
   return scalarType(`a number from ${min} to ${max}`, (v) => typeof v === "number" && Number.isFinite(v) && v >= min && v <= max);
@@ -198,6 +207,11 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
     default: 20,
     description: "The most matches one tool_search returns.",
   },
+  // model: the endpoint `mibyan chat` talks to (docs/chat.md); the key itself only ever comes from the environment
+  { path: "model.base_url", type: httpUrlType, description: "OpenAI-compatible Chat Completions endpoint (e.g. https://api.openai.com/v1); --base-url wins, OPENAI_BASE_URL is the fallback." },
+  { path: "model.name", type: ConfigTypes.string, description: "The model name the endpoint knows; --model wins." },
+  { path: "model.api_key_env", type: envNameType, description: "Environment variable holding the API key; --api-key-env wins, OPENAI_API_KEY is the fallback." },
+  { path: "model.api_key", type: secretRefusedType, description: "Never read: an API key is not kept in config.yaml (name its environment variable in model.api_key_env)." },
   // approvals: the dangerous-command approval flow (docs/approvals.md)
   {
     path: "approvals.mode",

@@ -212,6 +212,16 @@ export interface ToolSearchSectionConfig {
   maxSearchLimit: number;
 }
 
+/** `model`: the endpoint `mibyan chat` uses (docs/chat.md). Flags win over these; the API key is only ever read from the environment. */
+export interface ModelConfig {
+  /** OpenAI-compatible base URL (`https://api.openai.com/v1`). */
+  baseUrl?: string;
+  /** The model name the endpoint knows. */
+  name?: string;
+  /** The environment variable that holds the API key. */
+  apiKeyEnv?: string;
+}
+
 export interface MibyanConfig {
   plugins: PluginsConfig;
   /** MCP servers by name (docs/mcp.md). */
@@ -224,5 +234,6 @@ export interface MibyanConfig {
   processes: ProcessesConfig;
   memory: MemoryConfig;
   toolSearch: ToolSearchSectionConfig;
+  model: ModelConfig;
 }
 

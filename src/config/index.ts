@@ -21,6 +21,7 @@ export {
   type MemoryConfig,
   type McpToolFilterConfig,
   type MibyanConfig,
+  type ModelConfig,
   type PluginEntryConfig,
   type ShellHookConfig,
   type PluginsConfig,

@@ -11,9 +11,11 @@
  * the tool the user meant to hide, and `hooks: {pre_tool_cal: ...}` would never run a guard.
  * `memory` is strict because its switches are privacy settings: `memory: {user_profle_enabled: false}` would
  * go on writing what the agent learns about the user into USER.md and every prompt.
+ * `model` is strict because a misspelt `base_url` would send the prompt, and the key, to the endpoint of
+ * `OPENAI_BASE_URL` instead of the one the user named.
  * The backends' own option mappings (`terminal.docker`, ...) are checked by each backend.
  */
-export const STRICT_SECTIONS: readonly string[] = Object.freeze(["terminal", "approvals", "mcp_servers", "hooks", "memory"]);
+export const STRICT_SECTIONS: readonly string[] = Object.freeze(["terminal", "approvals", "mcp_servers", "hooks", "memory", "model"]);
 
 /** Whether an unknown key at `path` (as written in the file) is an error. Top-level keys never are. */
 export function isStrictKeyPath(path: readonly string[]): boolean {
