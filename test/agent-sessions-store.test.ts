@@ -211,6 +211,27 @@ describe("session store: concurrency and typed errors", () => {
     expect(store.search("concurrent", { limit: 1000 }).hits).toHaveLength(600);
   });
 
+  it("four processes opening a store that does not exist yet all migrate it once and write to it", async () => {
+    const h = home();
+    // Every child waits for the same moment before opening, so the openings (and migrations) overlap.
+    const at = Date.now() + 4000;
+    const script = (n: number) => `
+      await new Promise((resolve) => setTimeout(resolve, ${at} - Date.now()));
+      const store = openSessionStore({ home: ${JSON.stringify(h)} });
+      const s = store.createSession({ id: "race-${n}" });
+      store.appendMessages(s.id, [{ role: "user", content: "racing opener ${n}" }]);
+      store.close();`;
+    await Promise.all([0, 1, 2, 3].map((n) => runChild(script(n))));
+    const store = open({ home: h });
+    expect(store.listSessions().map((s) => s.id).sort()).toEqual(["race-0", "race-1", "race-2", "race-3"]);
+    expect(store.search("racing").hits).toHaveLength(4);
+    const Database = require("better-sqlite3") as typeof import("better-sqlite3");
+    const raw = new Database(store.path, { readonly: true });
+    expect(raw.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
+    expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
+    raw.close();
+  });
+
   it("a write lock held past the busy timeout is a typed locked error, and the store works once it is released", () => {
     const h = home();
     const store = open({ home: h, busyTimeoutMs: 50 });
