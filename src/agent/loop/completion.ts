@@ -94,6 +94,11 @@ export class StreamAccumulator {
     return "";
   }
 
+  /** Whether a chunk said why the completion ended; a stream that stops without one was cut. */
+  get finished(): boolean {
+    return this.finish !== undefined;
+  }
+
   /** The text so far (what an interrupted stream had said). */
   get partialText(): string {
     return this.text;

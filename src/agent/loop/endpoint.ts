@@ -52,6 +52,9 @@ export function parseBaseURL(baseURL: unknown): URL {
 const MAX_CACHED_ENDPOINTS = 8;
 const endpoints = new Map<string, ChatEndpoint>();
 
+/** A stream that ended before the completion did. */
+class StreamCut extends Error {}
+
 /** The request was abandoned because the run's signal fired; `partialText` is what had streamed. */
 export class RequestAborted extends Error {
   constructor(readonly partialText: string) {
@@ -145,12 +148,22 @@ export class ChatEndpoint {
           }
         } catch (thrown) {
           partial = accumulator.partialText;
+          if (request.signal?.aborted) throw new RequestAborted(partial);
+          // A body that breaks off (undici's "terminated") is the connection's fault, whatever it is called.
+          const cut = thrown instanceof this.mod.APIError ? thrown : new StreamCut(`the stream broke off: ${rootCause(thrown as Error)}`);
           // Text already shown cannot be taken back: a stream that broke after it is not retried.
-          if (partial !== "" && !request.signal?.aborted) throw this.error(this.classify(thrown), attempt);
-          throw thrown;
+          if (partial !== "") throw this.error(this.classify(cut), attempt);
+          throw cut;
         }
         // The client's stream ends quietly (no throw) when its signal fires: what arrived is only a part.
         if (request.signal?.aborted) throw new RequestAborted(accumulator.partialText);
+        // It also ends quietly when the connection drops: without a finish_reason the answer is cut short.
+        if (!accumulator.finished) {
+          partial = accumulator.partialText;
+          const cut = new StreamCut("the stream ended without a finish_reason (the connection dropped mid-answer)");
+          if (partial !== "") throw this.error(this.classify(cut), attempt);
+          throw cut;
+        }
         return accumulator.result();
       } catch (thrown) {
         if (thrown instanceof RequestAborted) throw thrown;
@@ -184,8 +197,8 @@ export class ChatEndpoint {
         status === 401 ? "authentication" : status === 403 ? "permission" : status === 404 ? "not_found" : status === 429 ? "rate_limited" : retryableStatus(status) ? "server" : "bad_request";
       return { kind, status, retryable: retryableStatus(status), retryAfterMs: retryAfterMs(thrown.headers), detail: this.serverMessage(thrown), cause: thrown };
     }
-    if (thrown instanceof APIConnectionError) {
-      return { kind: "connection", status: undefined, retryable: true, retryAfterMs: undefined, detail: rootCause(thrown), cause: thrown };
+    if (thrown instanceof APIConnectionError || thrown instanceof StreamCut) {
+      return { kind: "connection", status: undefined, retryable: true, retryAfterMs: undefined, detail: this.scrub(thrown instanceof StreamCut ? thrown.message : rootCause(thrown)), cause: thrown };
     }
     return { kind: "bad_response", status: undefined, retryable: false, retryAfterMs: undefined, detail: this.scrub(describeThrown(thrown)), cause: thrown };
   }
@@ -225,7 +238,7 @@ export class ChatEndpoint {
 /** The innermost cause's code and message (`ECONNREFUSED 127.0.0.1:9`), not undici's "fetch failed". */
 function rootCause(error: Error): string {
   let current: unknown = error;
-  let text = error.message;
+  let text = error instanceof Error ? error.message : String(error);
   for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
     const code = (current as { code?: unknown }).code;
     if (current.message) text = typeof code === "string" && !current.message.includes(code) ? `${code} ${current.message}` : current.message;
