@@ -78,6 +78,27 @@ describe("malformed completions", () => {
     expect(tool).toMatchObject({ role: "tool", tool_call_id: "call_0", content: "probed" });
   });
 
+  it("two calls sharing an id get distinct ids, each answered once", async () => {
+    server = await startScriptedOpenAI([
+      reply.toolCalls([
+        { id: "same", name: "probe", args: {} },
+        { id: "same", name: "probe", args: {} },
+      ]),
+      reply.text("ok"),
+    ]);
+    await runAgent(base(server.baseURL, { registry: probeRegistry() }));
+    const sent = server.requests[1]!.body.messages;
+    expect(sent.at(-3).tool_calls.map((c: Json) => c.id)).toEqual(["same", "same_2"]);
+    expect(sent.slice(-2).map((m: Json) => m.tool_call_id)).toEqual(["same", "same_2"]);
+  });
+
+  it("the caller's message objects are not changed", async () => {
+    server = await startScriptedOpenAI([reply.text("ok")]);
+    const mine = { role: "user" as const, content: "hello" };
+    await runAgent(base(server.baseURL, { registry: probeRegistry(), messages: [mine], prompt: undefined }));
+    expect(mine).toEqual({ role: "user", content: "hello" });
+  });
+
   it("a streamed tool call with an absurd index is still one call, answered", async () => {
     const chunks = [
       { choices: [{ index: 0, delta: { tool_calls: [{ index: 99_999_999, id: "far", type: "function", function: { name: "probe", arguments: "{}" } }] } }] },

@@ -31,9 +31,24 @@ function toolCallsOf(raw: unknown): AgentToolCall[] {
   return calls;
 }
 
+/**
+ * Ids made unique: two calls sharing an id (a sloppy server, a model echoing one) would get two tool
+ * messages with that id, which endpoints refuse; the second becomes `<id>_2`.
+ */
+function uniqueIds(calls: AgentToolCall[]): AgentToolCall[] {
+  const seen = new Set<string>();
+  for (const call of calls) {
+    let id = call.id;
+    for (let n = 2; seen.has(id); n++) id = `${call.id}_${n}`;
+    call.id = id;
+    seen.add(id);
+  }
+  return calls;
+}
+
 function assistant(content: string | null, calls: AgentToolCall[], reasoning: string | undefined, finishReason: string | undefined): AgentAssistantMessage {
   const message: AgentAssistantMessage = { role: "assistant", content };
-  if (calls.length > 0) message.tool_calls = calls;
+  if (calls.length > 0) message.tool_calls = uniqueIds(calls);
   if (reasoning !== undefined && reasoning !== "") message.reasoning = reasoning;
   if (finishReason !== undefined) message.finish_reason = finishReason;
   return message;

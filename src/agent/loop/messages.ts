@@ -67,7 +67,8 @@ export function checkMessages(messages: readonly unknown[], option: string): Age
     } else if (typeof content !== "string" && !Array.isArray(content)) {
       throw new AgentConfigError(option, `${where} has no text content`);
     }
-    return message as unknown as AgentMessage;
+    // A copy: the loop stamps messages it records, and the caller's objects are theirs.
+    return { ...message } as unknown as AgentMessage;
   });
 }
 
