@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { callAction, checkAction, toolsAction, withRuntime } from "./actions.js";
+import { registerChatCommand } from "./chat-command.js";
 import { registerSessionsCommand } from "./commands/sessions.js";
 import { describeThrown } from "../util/text.js";
 
@@ -189,6 +190,7 @@ function buildProgram(): Command {
     });
 
   registerSessionsCommand(program);
+  registerChatCommand(program);
   return program;
 }
 

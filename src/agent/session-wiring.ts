@@ -1,0 +1,100 @@
+/**
+ * The agent state of one chat session, built from the profile home: the SQLite session store
+ * behind the loop's `SessionRecorder`, the memory files as its `MemorySnapshotSource`, and the
+ * todo / memory / session_search handlers, with their schemas registered so the model sees them.
+ * What `mibyan chat` (and an embedding application) hands to `runAgent`; `close()` closes the store.
+ *
+ * The loop knows none of these classes (types.ts): this file is the one place they meet it.
+ */
+
+import type { MemoryConfig } from "../config/config-types.js";
+import type { ToolRegistry } from "../registry/tool-registry.js";
+import { FileMemoryStore, memoryStoreOptionsFromConfig } from "./stores/memory/file-memory-store.js";
+import { SessionStoreError } from "./stores/sessions/errors.js";
+import { openSessionStore } from "./stores/sessions/sqlite-store.js";
+import type { SqliteSessionStore } from "./stores/sessions/sqlite-store.js";
+import { hydrateTodosFromHistory } from "./stores/todo-history.js";
+import { InMemoryTodoStore } from "./stores/todo-store.js";
+import { createMemoryHandler, MEMORY_TOOL } from "./tools/memory.js";
+import { createSessionSearchHandler, SESSION_SEARCH_TOOL } from "./tools/session-search.js";
+import { createTodoHandler, TODO_TOOL } from "./tools/todo.js";
+import { StoreSessionRecorder } from "./session-recorder.js";
+import type { AgentLoopHandlers, MemorySnapshotSource, SessionRecorder } from "./types.js";
+
+export interface SessionWiringOptions {
+  /** The profile home (stores live under it). */
+  home: string;
+  /** Where the agent-loop tools' schemas are registered (skipped for a name already registered). */
+  registry: ToolRegistry;
+  /** config.yaml's `memory` section. */
+  memory: Partial<MemoryConfig>;
+  /** The model name, stored with a new session. */
+  model?: string | undefined;
+  /** Continue this stored session instead of starting one. */
+  resume?: string | undefined;
+  /** The new session's source (default `cli`). */
+  source?: string | undefined;
+}
+
+export interface SessionWiring {
+  sessionId: string;
+  /** True when the session was resumed. */
+  resumed: boolean;
+  session: SessionRecorder;
+  memory: MemorySnapshotSource | undefined;
+  handlers: AgentLoopHandlers;
+  store: SqliteSessionStore;
+  close(): void;
+}
+
+/** Registers the agent-loop tools' schemas once (discovery does not: only an agent loop can run them). */
+function registerAgentLoopTools(registry: ToolRegistry, memoryOn: boolean): void {
+  for (const tool of [TODO_TOOL, SESSION_SEARCH_TOOL, ...(memoryOn ? [MEMORY_TOOL] : [])]) {
+    if (!registry.has(tool.name)) registry.register(tool);
+  }
+}
+
+/** Opens the stores and builds the session; throws `SessionStoreError` (kind `not_found` for an unknown `resume` id). */
+export async function openSessionWiring(options: SessionWiringOptions): Promise<SessionWiring> {
+  const store = openSessionStore({ home: options.home });
+  try {
+    let resumed = false;
+    let sessionId: string;
+    if (options.resume !== undefined) {
+      const existing = store.getSession(options.resume);
+      if (existing === undefined) throw new SessionStoreError("not_found", `no session ${JSON.stringify(options.resume)} (mibyan sessions list shows the stored ones)`);
+      sessionId = existing.id;
+      resumed = true;
+      if (options.model !== undefined && existing.model !== options.model) store.updateSession(sessionId, { model: options.model });
+    } else {
+      sessionId = store.createSession({ source: options.source ?? "cli", model: options.model ?? null }).id;
+    }
+    const session = new StoreSessionRecorder(store, sessionId);
+
+    const memoryStore = new FileMemoryStore(memoryStoreOptionsFromConfig(options.memory, options.home));
+    const memoryOn = memoryStore.enabledTargets.length > 0;
+    const todos = new InMemoryTodoStore();
+    // The todo list lives in memory: a resumed session gets it back from its last todo result.
+    if (resumed) await hydrateTodosFromHistory(todos, sessionId, await session.history());
+
+    const handlers: AgentLoopHandlers = {
+      todo: createTodoHandler(todos),
+      session_search: createSessionSearchHandler(store),
+    };
+    if (memoryOn) handlers.memory = createMemoryHandler(memoryStore, { writeApproval: options.memory.writeApproval === true });
+    registerAgentLoopTools(options.registry, memoryOn);
+
+    return {
+      sessionId,
+      resumed,
+      session,
+      memory: memoryOn ? memoryStore : undefined,
+      handlers,
+      store,
+      close: () => store.close(),
+    };
+  } catch (thrown) {
+    store.close();
+    throw thrown;
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * `mibyan chat -q PROMPT`: one user turn of the agent loop against an OpenAI-compatible endpoint,
+ * with the built-in, plugin and MCP tools of `mibyan call`, the session stored in the profile's
+ * SQLite store, memory in the system prompt, and the answer on stdout (docs/chat.md). Loaded only
+ * for this command: the loop, the openai client and better-sqlite3 stay out of every other one.
+ *
+ * Exit status: 0 answered (also when the budget ran out: the summary is the answer), 1 the endpoint
+ * failed (401, unreachable, 5xx after the retries) or the session store failed, 2 a usage or
+ * settings error (no model, no endpoint, a named key variable that is not set, an unknown --resume id).
+ */
+
+import { getApprovalGate } from "../../approval/default-gate.js";
+import { NonInteractiveSurface } from "../../approval/surfaces/non-interactive.js";
+import type { GateDecision } from "../../approval/flow/types.js";
+import { getConfig } from "../../config/load-config.js";
+import { mibyanHome } from "../../config/home.js";
+import { ModelSettingsError, resolveModel } from "../../agent/model-endpoint.js";
+import { runAgent, AgentConfigError, AgentEndpointError } from "../../agent/loop/public.js";
+import { openSessionWiring, type SessionWiring } from "../../agent/session-wiring.js";
+import type { AgentEvent, RunAgentResult } from "../../agent/types.js";
+import { redactSecrets } from "../../redaction/redact.js";
+import { boot } from "../actions.js";
+
+export interface ChatOptions {
+  query: string;
+  model?: string | undefined;
+  baseUrl?: string | undefined;
+  apiKeyEnv?: string | undefined;
+  toolsets?: string[] | undefined;
+  maxTurns?: number | undefined;
+  resume?: string | undefined;
+  json?: boolean | undefined;
+}
+
+/** A command the approval gate refused during the run (non-interactive: nobody can be asked). */
+interface Refusal {
+  command: string;
+  reason: string;
+  rules: string[];
+}
+
+function fail(message: string, code: number): number {
+  process.stderr.write(`mibyan chat: ${message}\n`);
+  return code;
+}
+
+/** One stderr line per finished tool call, so a person sees what ran; stdout keeps only the answer. */
+function activity(event: AgentEvent): void {
+  if (event.type === "tool_end") process.stderr.write(`${event.emoji} ${event.name} (${event.status}, ${event.elapsedMs} ms)\n`);
+  else if (event.type === "retry") process.stderr.write(`… ${event.reason}; retrying in ${Math.round(event.delayMs)} ms\n`);
+}
+
+export async function runChatCommand(options: ChatOptions): Promise<number> {
+  const config = getConfig().config;
+  let settings;
+  try {
+    settings = resolveModel({ model: options.model, baseUrl: options.baseUrl, apiKeyEnv: options.apiKeyEnv }, config.model);
+  } catch (thrown) {
+    if (thrown instanceof ModelSettingsError) return fail(thrown.message, 2);
+    throw thrown;
+  }
+  // The key goes to the endpoint client only: out of this process's environment, no tool's child
+  // process (terminal, execute_code, hooks, MCP servers) can read it and write it into the session.
+  if (settings.apiKeyEnv !== undefined) delete process.env[settings.apiKeyEnv];
+
+  // -q has nobody to ask: dangerous commands get the non-interactive answer (approvals.non_interactive,
+  // deny unless set to allow), never a terminal prompt that would hang a script.
+  const gate = getApprovalGate();
+  gate.setSurface(new NonInteractiveSurface(gate.settings.nonInteractive));
+  const refusals: Refusal[] = [];
+  const stopObserving = gate.addObserver({
+    onDecision(decision: GateDecision) {
+      if (!decision.allowed && decision.matches.length > 0) refusals.push({ command: redactSecrets(decision.command), reason: decision.reason, rules: decision.matches.map((m) => m.rule) });
+    },
+  });
+
+  const controller = new AbortController();
+  const onInterrupt = (): void => controller.abort(new Error("interrupted (Ctrl-C)"));
+  process.once("SIGINT", onInterrupt);
+  const runtime = await boot({ mcp: true });
+  let wiring: SessionWiring | undefined;
+  try {
+    try {
+      wiring = await openSessionWiring({ home: mibyanHome(), registry: runtime.registry, memory: config.memory, model: settings.model, resume: options.resume });
+    } catch (thrown) {
+      if ((thrown as Error)?.name !== "SessionStoreError") throw thrown;
+      return fail((thrown as Error).message, (thrown as { kind?: string }).kind === "not_found" ? 2 : 1);
+    }
+    let result: RunAgentResult;
+    try {
+      result = await runAgent({
+        model: settings.model,
+        baseURL: settings.baseURL,
+        apiKey: settings.apiKey,
+        prompt: options.query,
+        registry: runtime.registry,
+        toolsets: options.toolsets,
+        maxTurns: options.maxTurns,
+        session: wiring.session,
+        handlers: wiring.handlers,
+        systemPrompt: { memory: wiring.memory },
+        signal: controller.signal,
+        onEvent: options.json ? undefined : activity,
+      });
+    } catch (thrown) {
+      if (thrown instanceof AgentEndpointError) return fail(`${thrown.message} (session ${wiring.sessionId} keeps what was said)`, 1);
+      if (thrown instanceof AgentConfigError) return fail(thrown.message, 2);
+      throw thrown;
+    }
+    const refusalNote =
+      refusals.length === 0 ? "" : `${refusals.length} command(s) needing approval were refused: nobody can approve in -q mode (set approvals.non_interactive: allow in config.yaml to allow them, hardline rules aside).`;
+    if (options.json) {
+      const { status, finalText: answer, toolCalls, usage, turns } = result;
+      process.stdout.write(`${JSON.stringify({ answer, sessionId: wiring.sessionId, status, turns, toolCalls, usage, refused: refusals, resumed: wiring.resumed })}\n`);
+    } else {
+      process.stdout.write(result.finalText.endsWith("\n") ? result.finalText : `${result.finalText}\n`);
+      if (refusalNote !== "") process.stderr.write(`mibyan chat: ${refusalNote}\n`);
+      process.stderr.write(`session ${wiring.sessionId}${result.status === "completed" ? "" : ` (${result.status})`}\n`);
+    }
+    return result.status === "interrupted" ? 130 : 0;
+  } finally {
+    process.removeListener("SIGINT", onInterrupt);
+    stopObserving();
+    wiring?.close();
+    await runtime.close();
+  }
+}
