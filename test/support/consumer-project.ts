@@ -111,7 +111,8 @@ export function consumerLockfile(tarball: string, extra: Record<string, string>)
       else if (!entry.optionalDependencies?.[name]) throw new Error(`${at} needs ${name}, which the repository's lockfile does not have`);
     }
   };
-  for (const name of [...Object.keys(manifest.dependencies), ...Object.keys(extra)]) {
+  const optional = (manifest.optionalDependencies ?? {}) as Record<string, string>;
+  for (const name of [...Object.keys(manifest.dependencies), ...Object.keys(optional), ...Object.keys(extra)]) {
     if (!repo[`node_modules/${name}`]) throw new Error(`${name} is not in the repository's lockfile`);
     if (extra[name] !== undefined && repo[`node_modules/${name}`]!.version !== extra[name]) throw new Error(`the repository has ${name}@${repo[`node_modules/${name}`]!.version}, not ${extra[name]}`);
     add(`node_modules/${name}`);
@@ -122,7 +123,7 @@ export function consumerLockfile(tarball: string, extra: Record<string, string>)
     version: manifest.version,
     resolved: `file:${tarball}`,
     integrity,
-    ...pick("license", "dependencies", "bin", "engines", "peerDependencies", "peerDependenciesMeta"),
+    ...pick("license", "dependencies", "optionalDependencies", "bin", "engines", "peerDependencies", "peerDependenciesMeta"),
   };
   const dependencies = { "mibyan-tools": `file:${tarball}`, ...extra };
   packages[""] = { name: "consumer", dependencies };

@@ -28,7 +28,9 @@ function loadDriver(): typeof BetterSqlite3 {
     driver = createRequire(import.meta.url)("better-sqlite3") as typeof BetterSqlite3;
     return driver;
   } catch (thrown) {
-    throw new SessionStoreError("io", `the session store needs better-sqlite3, which did not load: ${thrown instanceof Error ? thrown.message : String(thrown)}`, {
+    // An optional dependency: an install where it could not be built (no prebuilt binary, no compiler) goes on without it.
+    const reason = thrown instanceof Error ? thrown.message : String(thrown);
+    throw new SessionStoreError("io", `the session store needs better-sqlite3@12, which did not load (${reason}); install it with \`npm install better-sqlite3@12\` (it builds from source when no prebuilt binary fits: a C++ compiler, make and python3)`, {
       cause: thrown,
     });
   }
