@@ -39,6 +39,7 @@ const { benchIntegrations } = await import("./integrations.mjs");
 const { benchMcpServer } = await import("./mcp-server.mjs");
 const { benchCliStartup } = await import("./cli-startup.mjs");
 const { benchSessions } = await import("./sessions.mjs");
+const { benchToolSearch } = await import("./tool-search.mjs");
 const { benchAgentLoop } = await import("./agent-loop.mjs");
 const { median, round } = await import("./common.mjs");
 
@@ -502,6 +503,8 @@ results.push(...(await benchIntegrations({ quick: QUICK, note })));
 results.push(...(await benchMcpServer({ quick: QUICK, note })));
 // 7g. sessions: 100,000 messages persisted and session_search over them, against bare better-sqlite3 / FTS5 (bench/sessions.mjs)
 results.push(...(await benchSessions({ quick: QUICK, note })));
+// 7i. tool search: tool_search over 2,000 deferred tools and the plan's assembly, against a substring scan / getToolDefinitions (bench/tool-search.mjs)
+results.push(...(await benchToolSearch({ quick: QUICK, note })));
 // 7h. agent loop: runAgent's turn over a local endpoint vs the same turn by hand (bench/agent-loop.mjs)
 results.push(...(await benchAgentLoop({ quick: QUICK, note })));
 // 8. CLI start-up: check, call and tools --json against node -e 0 (bench/cli-startup.mjs)

@@ -12,7 +12,7 @@ import { getToolDefinitions, type ToolSelection } from "../../definitions/get-to
 import type { ToolRegistry } from "../../registry/tool-registry.js";
 import { registry as defaultRegistry } from "../../registry/singleton.js";
 import { describeSource } from "../../registry/source.js";
-import type { OpenAIToolDefinition } from "../../registry/types.js";
+import type { OpenAIToolDefinition, ToolEntry } from "../../registry/types.js";
 import { ToolSearchBridge, ToolSearchState } from "./bridge.js";
 import { bridgeToolDefinitions } from "./bridge-schemas.js";
 import { resolveToolSearchConfig, UNKNOWN_CONTEXT_CUTOFF_TOKENS, type ToolSearchConfig } from "./config.js";
@@ -73,9 +73,19 @@ export interface ToolDefinitionsPlan {
 /** ceil(chars / 4) of the compact JSON: the Python original's estimate, good enough to compare against a share. */
 export function estimateTokens(definitions: readonly OpenAIToolDefinition[]): number {
   let chars = 0;
-  for (const definition of definitions) chars += JSON.stringify(definition).length;
+  for (const definition of definitions) {
+    // A registered tool's definition is one frozen object, reused by every listing: measured once.
+    let length = Object.isFrozen(definition) ? definitionChars.get(definition) : undefined;
+    if (length === undefined) {
+      length = JSON.stringify(definition).length;
+      if (Object.isFrozen(definition)) definitionChars.set(definition, length);
+    }
+    chars += length;
+  }
   return Math.ceil(chars / 4);
 }
+
+const definitionChars = new WeakMap<OpenAIToolDefinition, number>();
 
 export function planToolDefinitions(options: PlanToolDefinitionsOptions = {}): ToolDefinitionsPlan {
   const registry = options.registry ?? defaultRegistry;
@@ -86,13 +96,19 @@ export function planToolDefinitions(options: PlanToolDefinitionsOptions = {}): T
     const name = definition.function.name;
     return options.agentLoop === undefined || !registry.isAgentLoopTool(name) || typeof options.agentLoop[name] === "function";
   });
+  // One pass: each definition is deferrable, bridge-named (withheld when active) or stays visible.
   const deferrable: OpenAIToolDefinition[] = [];
+  const deferrableEntries: ToolEntry[] = [];
   const bridgeNamed: OpenAIToolDefinition[] = [];
+  const keep: OpenAIToolDefinition[] = [];
+  const isAgentLoopTool = (name: string): boolean => registry.isAgentLoopTool(name);
   for (const definition of all) {
     const entry = registry.get(definition.function.name);
-    if (entry === undefined) continue;
-    if (notDeferrableReason(entry, (name) => registry.isAgentLoopTool(name)) === undefined) deferrable.push(definition);
-    else if (isBridgeToolName(entry.name) && entry.source.kind !== "builtin") bridgeNamed.push(definition);
+    if (entry !== undefined && notDeferrableReason(entry, isAgentLoopTool) === undefined) {
+      deferrable.push(definition);
+      deferrableEntries.push(entry);
+    } else if (entry !== undefined && isBridgeToolName(entry.name) && entry.source.kind !== "builtin") bridgeNamed.push(definition);
+    else keep.push(definition);
   }
   const deferrableTokens = estimateTokens(deferrable);
   const thresholdTokens =
@@ -119,11 +135,13 @@ export function planToolDefinitions(options: PlanToolDefinitionsOptions = {}): T
       bridge: undefined,
     };
   }
-  const hidden = new Set([...deferrable, ...bridgeNamed]);
-  const visible = all.filter((definition) => !hidden.has(definition));
-  const deferred = deferrable.map((definition) => {
-    const entry = registry.get(definition.function.name)!;
-    return { name: entry.name, reason: `${describeSource(entry.source)} tool; ${reason}` };
+  const visible = keep;
+  const sources = new Map<string, string>();
+  const deferred = deferrableEntries.map((entry) => {
+    const key = entry.source.kind === "mcp" ? `mcp:${entry.source.server}` : entry.source.kind === "plugin" ? `plugin:${entry.source.id}` : entry.source.kind;
+    let why = sources.get(key);
+    if (why === undefined) sources.set(key, (why = `${describeSource(entry.source)} tool; ${reason}`));
+    return { name: entry.name, reason: why };
   });
   const withheld = bridgeNamed.map((definition) => ({
     name: definition.function.name,
