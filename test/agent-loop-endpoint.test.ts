@@ -14,6 +14,7 @@ import { AgentConfigError, AgentEndpointError } from "../src/agent/loop/errors.j
 import { runAgent } from "../src/agent/loop/run-agent.js";
 import { retryAfterMs } from "../src/agent/loop/retry.js";
 import type { AgentEvent, RunAgentOptions } from "../src/agent/types.js";
+import * as pkg from "../src/index.js";
 import { ToolRegistry, createMemoryLogger } from "../src/index.js";
 import { reply, startScriptedOpenAI, type ScriptedOpenAI } from "./support/scripted-openai.js";
 
@@ -185,5 +186,16 @@ describe("bad base URLs and options", () => {
       expect(thrown, option).toBeInstanceOf(AgentConfigError);
       expect((thrown as AgentConfigError).option).toBe(option);
     }
+  });
+});
+
+describe("the package entry", () => {
+  it("exports runAgent (loading the loop on first use) and the same error classes", async () => {
+    expect(pkg.AgentConfigError).toBe(AgentConfigError);
+    expect(pkg.AgentEndpointError).toBe(AgentEndpointError);
+    server = await startScriptedOpenAI([reply.text("through the entry")]);
+    const result = await pkg.runAgent(options(server.baseURL));
+    expect(result.finalText).toBe("through the entry");
+    await expect(pkg.runAgent(options("nope"))).rejects.toBeInstanceOf(AgentConfigError);
   });
 });
