@@ -318,9 +318,9 @@ describe("abort", () => {
 });
 
 describe("hooks", () => {
-  it("pre-call hooks run for an adapter call, with the tool name", async () => {
+  it("pre-call hooks run for an adapter call, with the tool name and the surface ai-sdk", async () => {
     const seen: string[] = [];
-    const off = registry.addPreHook((call) => void seen.push(call.name));
+    const off = registry.addPreHook((call, ctx) => void seen.push(`${call.name}:${ctx.surface}`));
     try {
       const file = path.join(scratch, "hooked.txt");
       writeFileSync(file, "x");
@@ -329,6 +329,6 @@ describe("hooks", () => {
     } finally {
       off();
     }
-    expect(seen).toEqual(["read_file"]);
+    expect(seen).toEqual(["read_file:ai-sdk"]);
   });
 });

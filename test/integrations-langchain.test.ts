@@ -123,11 +123,11 @@ describe("invoke", () => {
     expect(await read!.invoke({ path: file })).toBe(expected);
   });
 
-  it("with a tool call: a ToolMessage for that call id, and the hooks see the id", async () => {
+  it("with a tool call: a ToolMessage for that call id, and the hooks see the id and the surface langchain", async () => {
     const file = path.join(scratch, "b.txt");
     writeFileSync(file, "beta\n");
     const seen: (string | undefined)[] = [];
-    const off = registry.addPreHook((call, ctx) => void seen.push(`${call.name}:${ctx.toolCallId}`));
+    const off = registry.addPreHook((call, ctx) => void seen.push(`${call.name}:${ctx.toolCallId}:${ctx.surface}`));
     let message: ToolMessage | undefined;
     try {
       const [read] = toLangChainTools({ names: ["read_file"] });
@@ -135,7 +135,7 @@ describe("invoke", () => {
     } finally {
       off();
     }
-    expect(seen).toEqual(["read_file:call-42"]);
+    expect(seen).toEqual(["read_file:call-42:langchain"]);
     expect(ToolMessage.isInstance(message)).toBe(true);
     expect(message!.tool_call_id).toBe("call-42");
     expect(message!.content).toBe(await handleFunctionCall("read_file", { path: file }));

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { toOpenAIStrict } from "../src/adapters/strict.js";
 import { getApprovalGate, setApprovalGate } from "../src/approval/default-gate.js";
 import type { ApprovalRequest, GateDecision } from "../src/approval/flow/types.js";
-import { getToolDefinitions, handleFunctionCall } from "../src/index.js";
+import { getToolDefinitions, handleFunctionCall, registry } from "../src/index.js";
 import { toOpenAIAgentsTools } from "../src/openai-agents.js";
 import "../src/tools/read-file.js";
 import "../src/tools/terminal.js";
@@ -105,7 +105,10 @@ describe("a run", () => {
     // Strict mode makes the model send every parameter, null for those it leaves out.
     const model = new ScriptedModel("read_file", { path: file, offset: null, limit: null });
     const agent = new Agent({ name: "reader", instructions: "read", model, tools: toOpenAIAgentsTools({ names: ["read_file"] }) });
-    const result = await run(agent, "read it");
+    const surfaces: (string | undefined)[] = [];
+    const off = registry.addPreHook((_call, ctx) => void surfaces.push(ctx.surface));
+    const result = await run(agent, "read it").finally(off);
+    expect(surfaces).toEqual(["openai-agents"]);
     const expected = await handleFunctionCall("read_file", { path: file });
     expect(expected).toContain("beta");
     expect(toolOutputIn(model.requests.at(-1)!.input)).toBe(expected);

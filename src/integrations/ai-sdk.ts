@@ -53,7 +53,7 @@ export function toAiSdkTools(options: AiSdkToolsOptions = {}): ToolSet {
       if (failed.size > FAILED_CALLS_KEPT) failed.delete(failed.keys().next().value!);
     }
     return result.parts === undefined ? result.content : { type: "multimodal", text: result.content, parts: result.parts };
-  });
+  }, "ai-sdk");
   const bridge = createApprovalBridge(callScope(options), options.registry);
   const tools: ToolSet = {};
   for (const { name, description, parameters } of selected) {

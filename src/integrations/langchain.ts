@@ -78,7 +78,7 @@ export function toLangChainTools(options: LangChainToolsOptions = {}): DynamicSt
   const selected = selectIntegrationTools(options);
   const allowed: ReadonlySet<string> = new Set(selected.map((t) => t.name));
   const grants = new InterruptGrants(createApprovalBridge(callScope(options), options.registry));
-  const runCall = createCallRunner(options, allowed);
+  const runCall = createCallRunner(options, allowed, "langchain");
   const throwErrors = options.errors === "throw";
   const mediaInContent = options.media === "content";
   return selected.map(({ name, description, parameters }) => {

@@ -47,7 +47,7 @@ export function toOpenAIAgentsTools(options: OpenAIAgentsToolsOptions = {}): Fun
   const allowed: ReadonlySet<string> = new Set(selected.map((t) => t.name));
   const target = options.registry ?? defaultRegistry;
   // The mapping to the SDK's output runs in the same promise step as the call: no extra hop per call.
-  const runCall = createCallRunnerWith(options, allowed, toolOutput);
+  const runCall = createCallRunnerWith(options, allowed, toolOutput, "openai-agents");
   const bridge = createApprovalBridge(callScope(options), options.registry);
   return selected.map(({ name, description, parameters }) => {
     let strictParameters: Record<string, unknown> | undefined;

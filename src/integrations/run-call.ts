@@ -10,6 +10,7 @@ import { handleFunctionCallDetailed } from "../dispatch/handle-function-call.js"
 import { DEFAULT_SESSION, DEFAULT_TASK } from "../tools/call-scope.js";
 import { redactForModel } from "../redaction/tool-output.js";
 import { describeThrown } from "../util/text.js";
+import type { CallSurface } from "../registry/types.js";
 import { gatedCommand } from "./approval-preview.js";
 import { bridgeGate, withCallGrant, withCallScope, type CallScope } from "./pre-approval.js";
 import { integrationResult, type IntegrationResult } from "./result-parts.js";
@@ -46,8 +47,8 @@ export function callScope(options: IntegrationOptions): { sessionId: string; tas
  */
 export type CallRunner = (call: IntegrationCall) => Promise<IntegrationResult>;
 
-export function createCallRunner(options: IntegrationOptions, allowedTools: ReadonlySet<string>): CallRunner {
-  return createCallRunnerWith(options, allowedTools, (result) => result);
+export function createCallRunner(options: IntegrationOptions, allowedTools: ReadonlySet<string>, surface: CallSurface = "library"): CallRunner {
+  return createCallRunnerWith(options, allowedTools, (result) => result, surface);
 }
 
 /**
@@ -61,6 +62,8 @@ export function createCallRunnerWith<T>(
   options: IntegrationOptions,
   allowedTools: ReadonlySet<string>,
   map: (result: IntegrationResult, call: IntegrationCall) => T,
+  /** Which framework the calls come from, for hooks (`ctx.surface`, a plugin hook's `event.surface`). */
+  surface: CallSurface = "library",
 ): (call: IntegrationCall) => Promise<T> {
   const { sessionId, taskId } = callScope(options);
   const registry = options.registry;
@@ -91,6 +94,7 @@ export function createCallRunnerWith<T>(
       // Only what the framework was given: a tool that calls tools (execute_code) passes this on.
       allowedTools,
       timeoutMs: call.timeoutMs,
+      surface,
     }).then(
       (outcome) => {
         let result: IntegrationResult;
