@@ -14,6 +14,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { SessionStoreError } from "../src/agent/stores/sessions/errors.js";
 import { SCHEMA_VERSION } from "../src/agent/stores/sessions/schema.js";
 import { sessionStorePath } from "../src/agent/stores/sessions/location.js";
+import { sessionRecorder } from "../src/agent/stores/sessions/recorder.js";
 import { openSessionStore, SqliteSessionStore } from "../src/agent/stores/sessions/sqlite-store.js";
 
 const require = createRequire(import.meta.url);
@@ -330,5 +331,27 @@ describe("session store: concurrency and typed errors", () => {
     const store = open({ home: h });
     store.close();
     expect(storeError(() => store.listSessions()).kind).toBe("closed");
+  });
+});
+
+describe("session store: as the loop's session recorder", () => {
+  it("records messages with usage, gives a resumed session its history, refuses to resume an unknown id", async () => {
+    const store = open({ home: home() });
+    const recorder = await sessionRecorder(store, { source: "chat", model: "m" });
+    await recorder.append([{ role: "user", content: [{ type: "text", text: "look" }, { type: "image_url", image_url: { url: "data:," } }] }]);
+    const loopMessage = { role: "assistant" as const, content: "seen", finish_reason: "stop", name: "bot", _internal: 1 };
+    await recorder.append([loopMessage], { inputTokens: 50, outputTokens: 5, cachedTokens: 10, reasoningTokens: 2 });
+    expect(store.getSession(recorder.id)).toMatchObject({ message_count: 2, input_tokens: 50, output_tokens: 5, cache_read_tokens: 10, reasoning_tokens: 2, source: "chat" });
+    const resumed = await sessionRecorder(store, { id: recorder.id, resume: true });
+    const history = await resumed.history();
+    expect(history.map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect(history[0]!.content).toEqual([{ type: "text", text: "look" }, { type: "image_url", image_url: { url: "data:," } }]);
+    expect(history[1]).toMatchObject({ content: "seen", finish_reason: "stop" });
+    expect(Object.keys(history[1]!)).not.toContain("_internal");
+    await expect(sessionRecorder(store, { id: "typo", resume: true })).rejects.toMatchObject({ kind: "not_found" });
+    expect(store.getSession("typo")).toBeUndefined();
+    const created = await sessionRecorder(store, { id: "chosen-id" });
+    expect(created.id).toBe("chosen-id");
+    expect(await created.history()).toEqual([]);
   });
 });
