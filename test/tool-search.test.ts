@@ -109,6 +109,44 @@ describe("planToolDefinitions: activation", () => {
     expect(plan.deferred.find((d) => d.name === "notes_add")!.reason).toContain('plugin "notes" tool');
   });
 
+  it("agent-loop tools are never deferred, and are left out without a handler when agentLoop is given", () => {
+    const registry = newRegistry();
+    registry.register({
+      name: "memory",
+      toolset: "memory",
+      source: { kind: "plugin", id: "mem" },
+      schema: { name: "memory", description: "Save a memory.", parameters: { type: "object", properties: {} } },
+      handler: () => "x",
+    });
+    registerMcpTool(registry, "fx", "mcp__fx__echo", "Echo.", []);
+    const withHandler = planToolDefinitions({ registry, toolSearch: { enabled: "on" }, agentLoop: { memory: () => "ok" } });
+    expect(withHandler.deferred.map((d) => d.name)).toEqual(["mcp__fx__echo"]);
+    expect(withHandler.definitions.map((d) => d.function.name)).toEqual(["memory", "tool_search", "tool_describe", "tool_call"]);
+    const without = planToolDefinitions({ registry, toolSearch: { enabled: "on" }, agentLoop: {} });
+    expect(without.definitions.map((d) => d.function.name)).toEqual(["tool_search", "tool_describe", "tool_call"]);
+  });
+
+  it("an unavailable deferred tool is neither counted nor found", async () => {
+    const registry = newRegistry();
+    registerGithubLike(registry, "github", [], 5);
+    let up = true;
+    registry.register({
+      name: "mcp__github__flaky_weather",
+      toolset: "mcp-github",
+      source: { kind: "mcp", server: "github" },
+      checkFn: () => up,
+      schema: { name: "mcp__github__flaky_weather", description: "Weather report.", parameters: { type: "object", properties: {} } },
+      handler: () => "sunny",
+    });
+    const plan = planToolDefinitions({ registry, toolSearch: { enabled: "on" } });
+    const search = async () => parse(await plan.bridge!.handleFunctionCall("tool_search", { query: "weather" }));
+    expect(((await search()).matches as { name: string }[]).map((m) => m.name)).toEqual(["mcp__github__flaky_weather"]);
+    up = false;
+    registry.refreshAvailability();
+    expect((await search()).matches).toEqual([]);
+    expect((await search()).total_available).toBe(5);
+  });
+
   it("assembles visible tools in their order, the bridges last, the count in tool_search's description; twice is identical", () => {
     const registry = newRegistry();
     registerUserTool(registry, "b", "b_tool", []);
