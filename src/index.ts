@@ -94,6 +94,7 @@ export {
 export { SessionStoreError, type SessionStoreErrorKind } from "./agent/stores/sessions/errors.js";
 export { sessionStorePath, type OpenDatabaseOptions } from "./agent/stores/sessions/location.js";
 export { openSessionStore, SqliteSessionStore, type SqliteSessionStoreOptions } from "./agent/stores/sessions/sqlite-store.js";
+export { sessionRecorder, type RecordedMessage, type RecordedToolCall, type RecorderUsage, type StoreSessionRecorder } from "./agent/stores/sessions/recorder.js";
 export { createSessionSearchHandler, SESSION_SEARCH_SCHEMA, SESSION_SEARCH_TOOL } from "./agent/tools/session-search.js";
 export {
   handleFunctionCall,
