@@ -47,21 +47,24 @@ export class SearchIndex {
     this.lowerNames = this.names.map((name) => name.toLowerCase());
     this.lengths = new Float64Array(tools.length);
     let total = 0;
+    // One counting map reused for every tool: building the index is paid after each registry change.
+    const counts = new Map<string, number>();
+    const count = (text: string): number => {
+      const tokens = tokenize(text);
+      for (const token of tokens) counts.set(token, (counts.get(token) ?? 0) + 1);
+      return tokens.length;
+    };
     for (let doc = 0; doc < tools.length; doc++) {
       const tool = tools[doc]!;
-      const tokens = [
-        ...tokenize(tool.name.replace(/[_.\-:]/g, " ")),
-        ...tokenize(tool.description),
-        ...tool.parameterNames.flatMap((name) => tokenize(name)),
-      ];
-      this.lengths[doc] = tokens.length;
-      total += tokens.length;
-      const counts = new Map<string, number>();
-      for (const token of tokens) counts.set(token, (counts.get(token) ?? 0) + 1);
+      counts.clear();
+      let length = count(tool.name.replace(/[_.\-:]/g, " ")) + count(tool.description);
+      for (const parameter of tool.parameterNames) length += count(parameter);
+      this.lengths[doc] = length;
+      total += length;
       for (const [term, tf] of counts) {
-        let list = this.postings.get(term);
-        if (list === undefined) this.postings.set(term, (list = []));
-        list.push(doc, tf);
+        const list = this.postings.get(term);
+        if (list === undefined) this.postings.set(term, [doc, tf]);
+        else list.push(doc, tf);
       }
     }
     this.averageLength = tools.length === 0 ? 0 : total / tools.length || 1;
