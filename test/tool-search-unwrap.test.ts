@@ -235,6 +235,13 @@ describe("executeToolCallsWithToolSearch", () => {
       ["5", "mcp__gh__list_issue"],
     ]);
     expect(started.find((s) => s.index === 1)).toEqual({ index: 1, name: "mcp__gh__create_issue" });
+    // The same failing bridged call in a later batch gets the repeat hint; a dispatched failure counts too.
+    const bad = { id: "6", name: "tool_call", arguments: { name: "mcp__gh__create_issue", arguments: { owner: 5 } } };
+    const [first] = await executeToolCallsWithToolSearch(plan.bridge!, [bad], { allowedTools: plan.allowedTools });
+    expect(parse(first!.content).hint).toBeUndefined();
+    expect(parse(first!.content).parameters).toBeDefined();
+    const [second] = await executeToolCallsWithToolSearch(plan.bridge!, [{ ...bad, id: "7" }], { allowedTools: plan.allowedTools });
+    expect(parse(second!.content).hint).toBe(REPEAT_HINT);
   });
 });
 

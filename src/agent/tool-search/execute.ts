@@ -22,7 +22,8 @@ export async function executeToolCallsWithToolSearch(
   /** Calls the batch runs, and where each came from. */
   const batch: ToolCall[] = [];
   const origin: number[] = [];
-  const bridged = new Set<number>();
+  /** Batch position of an unwrapped tool_call → the model's tool_call arguments (for the repeat hint). */
+  const bridged = new Map<number, unknown>();
   const { onCallStart, onCallEnd } = options;
   calls.forEach((call, index) => {
     const name = (call as ToolCall | null)?.name;
@@ -44,7 +45,7 @@ export async function executeToolCallsWithToolSearch(
         quietly(() => onCallEnd?.(index, outcomes[index]!, 0));
         return;
       }
-      bridged.add(batch.length);
+      bridged.set(batch.length, call.arguments);
       batch.push({ id: call.id, name: unwrapped.name, arguments: unwrapped.arguments });
       origin.push(index);
       return;
@@ -67,7 +68,8 @@ export async function executeToolCallsWithToolSearch(
       return;
     }
     const finished = bridge.finishCall(outcome.name, { content: outcome.content, isError: outcome.isError, result: outcome.result });
-    outcomes[origin[i]!] = { ...outcome, content: finished.content };
+    const remembered = bridge.rememberFailure(TOOL_CALL_NAME, bridged.get(i), finished);
+    outcomes[origin[i]!] = { ...outcome, content: remembered.content };
   });
   return outcomes;
 }
