@@ -290,7 +290,7 @@ export {
   type TestMcpServerOptions,
 } from "./mcp/client/public.js";
 // The registry as an MCP server (docs/integrations/mcp-server.md); the SDK loads on first use, see mcp/server/public.ts.
-export { createMcpServer, type McpHttpOptions, type McpHttpServer, type McpServedTool, type McpServerConnection, type McpServerOptions, type McpServerTransportLike, type McpToolAnnotations, type MibyanMcpServer } from "./mcp/server/public.js";
+export { createMcpServer, type McpAgentLoopBinding, type McpHttpOptions, type McpHttpServer, type McpServedTool, type McpServerConnection, type McpServerOptions, type McpServerTransportLike, type McpToolAnnotations, type MibyanMcpServer } from "./mcp/server/public.js";
 
 // Plugins: discovery, gating, loading with rollback, hooks, shell hooks (docs/plugins.md).
 export {

@@ -10,6 +10,8 @@ import { afterEach, describe, expect, it } from "vitest";
 
 import { createMcpServer, getToolDefinitions, handleFunctionCall, ToolRegistry, createMemoryLogger, type MibyanMcpServer } from "../src/index.js";
 import { annotationsFor } from "../src/mcp/server/annotations.js";
+import { InMemoryTodoStore } from "../src/agent/stores/todo-store.js";
+import { createTodoHandler, TODO_TOOL } from "../src/agent/tools/todo.js";
 
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
@@ -129,6 +131,30 @@ describe("tools/list", () => {
       expect(result.isError, name).toBe(true);
       expect(JSON.stringify(result.content)).not.toContain(`${name} ran`);
     }
+  });
+
+  it("bound to a stored session (agentLoop): the tools with a handler are listed and work on that session, whichever client calls", async () => {
+    const registry = testRegistry();
+    registry.register(TODO_TOOL);
+    registry.register({ name: "memory", toolset: "memory", schema: { description: "memory of the agent loop.", parameters: { type: "object", properties: {} } }, handler: () => "memory ran" });
+    const todos = new InMemoryTodoStore();
+    const { client } = await serve({ registry, agentLoop: { sessionId: "stored-1", handlers: { todo: createTodoHandler(todos) } } });
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toContain("todo");
+    // No handler for memory here: still neither listed nor callable.
+    expect(names).not.toContain("memory");
+    expect((await client.callTool({ name: "memory", arguments: {} })).isError).toBe(true);
+
+    const wrote = await client.callTool({ name: "todo", arguments: { todos: [{ id: "1", content: "write the release notes", status: "in_progress" }] } });
+    expect(wrote.isError ?? false).toBe(false);
+    expect(JSON.stringify(wrote.content)).toContain("write the release notes");
+    // The list belongs to the bound session, not to the MCP client's.
+    expect(todos.read("stored-1").map((t) => t.content)).toEqual(["write the release notes"]);
+    expect(todos.read("mcp")).toEqual([]);
+    // A second client reads the same list.
+    const other = await serve({ registry, agentLoop: { sessionId: "stored-1", handlers: { todo: createTodoHandler(todos) } } });
+    const read = await other.client.callTool({ name: "todo", arguments: {} });
+    expect(JSON.stringify(read.content)).toContain("write the release notes");
   });
 
   it("a typo in a toolset fails at creation, not as an empty list", async () => {

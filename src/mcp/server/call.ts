@@ -6,10 +6,12 @@
  * for the list. While it runs, the call sits in the elicitation surface's scope (which client to ask),
  * and sends `notifications/progress` every interval when the request carried a progress token.
  */
+import type { AgentLoopHandler } from "../../dispatch/agent-loop.js";
 import { handleFunctionCallDetailed } from "../../dispatch/handle-function-call.js";
 import type { ToolRegistry } from "../../registry/tool-registry.js";
 import { mcpCallScope, type McpCallScope } from "./elicitation-surface.js";
 import { toMcpResult, type McpCallResult } from "./results.js";
+import type { McpAgentLoopBinding } from "./types.js";
 
 export interface CallRequest {
   name: string;
@@ -28,6 +30,8 @@ export interface CallContext {
   scope: McpCallScope;
   progressIntervalMs: number;
   sendProgress: (token: string | number, progress: number, message: string) => Promise<void>;
+  /** The agent-loop tools' handlers and the stored session they work on (`McpServerOptions.agentLoop`). */
+  agentLoop?: McpAgentLoopBinding | undefined;
 }
 
 export async function callTool(request: CallRequest, context: CallContext): Promise<McpCallResult> {
@@ -44,12 +48,17 @@ export async function callTool(request: CallRequest, context: CallContext): Prom
       context.sendProgress(token, progress, `${name} running for ${seconds} s`).catch(() => undefined);
     }, context.progressIntervalMs);
   }
+  // An agent-loop tool works on the bound stored session (its todo list, its memory snapshot), not on
+  // the MCP client's session; every other tool keeps the client's own.
+  const bound = context.agentLoop;
+  const loopCall = bound !== undefined && bound.handlers[name] !== undefined && context.registry.isAgentLoopTool(name);
   try {
     const outcome = await mcpCallScope.run(context.scope, () =>
       handleFunctionCallDetailed(name, request.arguments ?? {}, {
         registry: context.registry,
         signal: context.signal,
-        sessionId: context.sessionId,
+        sessionId: loopCall ? bound.sessionId : context.sessionId,
+        agentLoop: loopCall ? (bound.handlers as Record<string, AgentLoopHandler>) : undefined,
         // Each MCP session has its own working directory and variables, as an agent's task would.
         taskId: context.sessionId,
         toolCallId: `mcp-${request.requestId}`,

@@ -5,6 +5,7 @@
 import type { McpServerOptions, MibyanMcpServer } from "./types.js";
 
 export type {
+  McpAgentLoopBinding,
   McpHttpOptions,
   McpHttpServer,
   McpServedTool,

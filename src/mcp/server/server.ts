@@ -47,6 +47,7 @@ export async function createMcpServer(options: McpServerOptions = {}): Promise<M
     disabledToolsets: options.disabledToolsets,
     tools: options.tools,
     exclude: options.exclude,
+    agentLoopTools: options.agentLoop === undefined ? undefined : new Set(Object.keys(options.agentLoop.handlers).filter((name) => options.agentLoop!.handlers[name] !== undefined)),
   });
   for (const name of lister.unknownNames()) logger.warn(`mcp server: no tool named ${name} is registered`);
   const watcher = new ListChangedWatcher(
@@ -105,6 +106,7 @@ export async function createMcpServer(options: McpServerOptions = {}): Promise<M
           signal: extra.signal,
           scope,
           progressIntervalMs,
+          agentLoop: options.agentLoop,
           sendProgress: (progressToken, progress, message) =>
             extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress, message } } as ServerNotification),
         },

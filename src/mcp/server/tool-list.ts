@@ -2,7 +2,8 @@
  * What `tools/list` answers: `getToolDefinitions` for the server's selection (names, descriptions and
  * input schemas exactly as the registry exports them for OpenAI, no conversion), narrowed by the
  * `tools`/`exclude` names, without the agent-loop tools (todo, memory, ...: they need the agent's live
- * state, which a stateless MCP call does not have), with annotations from annotations.ts.
+ * state, which a stateless MCP call does not have) unless the server is bound to a stored session that
+ * has their handlers, with annotations from annotations.ts.
  */
 import { getToolDefinitions } from "../../definitions/get-tool-definitions.js";
 import type { ToolRegistry } from "../../registry/tool-registry.js";
@@ -16,6 +17,8 @@ export interface ToolSelectionOptions {
   disabledToolsets?: readonly string[] | undefined;
   tools?: readonly string[] | undefined;
   exclude?: readonly string[] | undefined;
+  /** Agent-loop tools that have a handler here (`McpServerOptions.agentLoop`) are served; the rest are not. */
+  agentLoopTools?: ReadonlySet<string> | undefined;
 }
 
 /** How long `names()` reuses its answer within one registry generation. */
@@ -46,7 +49,8 @@ export class ToolLister {
     return all.filter((d) => {
       const name = d.function.name;
       if (this.only !== undefined && !this.only.has(name)) return false;
-      return !this.exclude.has(name) && !registry.isAgentLoopTool(name);
+      if (this.exclude.has(name)) return false;
+      return !registry.isAgentLoopTool(name) || this.options.agentLoopTools?.has(name) === true;
     });
   }
 

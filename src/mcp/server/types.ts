@@ -3,6 +3,7 @@
  * purpose: the package entry re-exports them, and its declarations must compile in a project
  * without DOM types (the SDK's reference `Request`/`Response`).
  */
+import type { AgentLoopHandler } from "../../dispatch/agent-loop.js";
 import type { ApprovalGate } from "../../approval/flow/gate.js";
 import type { ApprovalSurface } from "../../approval/flow/types.js";
 import type { ToolRegistry } from "../../registry/tool-registry.js";
@@ -52,6 +53,19 @@ export interface McpServerOptions {
   sessionId?: string | undefined;
   /** Where the server logs (default: the registry's logger, which writes to stderr). */
   logger?: Logger | undefined;
+  /**
+   * Serves agent-loop tools (todo, memory, session_search) bound to one stored session: each tool with a
+   * handler here is listed (its schema must be registered) and its calls run that handler with
+   * `sessionId`, whichever client calls. Without it they are neither listed nor callable: they need an
+   * agent's state. `mibyan mcp serve --with-session ID` builds this from the profile home.
+   */
+  agentLoop?: McpAgentLoopBinding | undefined;
+}
+
+export interface McpAgentLoopBinding {
+  /** The stored session the tools work on: its todo list, its memory snapshot, the conversation `session_search` leaves out. */
+  sessionId: string;
+  handlers: Readonly<Record<string, AgentLoopHandler | undefined>>;
 }
 
 /** One entry of `tools/list`, as the server sends it. */
