@@ -39,6 +39,13 @@ interface Refusal {
   rules: string[];
 }
 
+/**
+ * Sent as the bearer token when no key is configured (a local server takes none). The openai client
+ * refuses to start without a non-empty key, and the loop would otherwise fall back to OPENAI_API_KEY,
+ * which chat has already decided not to use. vLLM's and llama.cpp's examples use such a placeholder.
+ */
+const NO_KEY = "no-key";
+
 function fail(message: string, code: number): number {
   process.stderr.write(`mibyan chat: ${message}\n`);
   return code;
@@ -59,14 +66,14 @@ export async function runChatCommand(options: ChatOptions): Promise<number> {
     if (thrown instanceof ModelSettingsError) return fail(thrown.message, 2);
     throw thrown;
   }
-  // The key goes to the endpoint client only: out of this process's environment, no tool's child
-  // process (terminal, execute_code, hooks, MCP servers) can read it and write it into the session.
-  if (settings.apiKeyEnv !== undefined) delete process.env[settings.apiKeyEnv];
-
   // -q has nobody to ask: dangerous commands get the non-interactive answer (approvals.non_interactive,
   // deny unless set to allow), never a terminal prompt that would hang a script.
   const gate = getApprovalGate();
   gate.setSurface(new NonInteractiveSurface(gate.settings.nonInteractive));
+  // The key goes to the endpoint client only: out of this process's environment, no tool's child
+  // process (terminal, execute_code, hooks) and no plugin can read it and write it into the session.
+  // After the gate is built: a smart reviewer configured to use the same variable has read it already.
+  if (settings.apiKeyEnv !== undefined) delete process.env[settings.apiKeyEnv];
   const refusals: Refusal[] = [];
   const stopObserving = gate.addObserver({
     onDecision(decision: GateDecision) {
@@ -91,7 +98,7 @@ export async function runChatCommand(options: ChatOptions): Promise<number> {
       result = await runAgent({
         model: settings.model,
         baseURL: settings.baseURL,
-        apiKey: settings.apiKey,
+        apiKey: settings.apiKey ?? NO_KEY,
         prompt: options.query,
         registry: runtime.registry,
         toolsets: options.toolsets,

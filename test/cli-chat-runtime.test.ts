@@ -1,0 +1,137 @@
+/**
+ * `mibyan chat -q` with what the profile configures around it, as real CLI processes against the
+ * scripted endpoint: an MCP server's tool called by the model (and the server gone afterwards),
+ * `approvals.non_interactive: allow` letting a flagged command run, 5xx after the retries, Ctrl-C.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+
+import { openSessionStore } from "../src/agent/stores/sessions/sqlite-store.js";
+import { BIN, cliEnv, spawnCollect, type CliRun } from "./support/cli-run.js";
+import { FIXTURE, pidAlive } from "./support/mcp.js";
+import { reply, startScriptedOpenAI, type Json, type ScriptEntry, type ScriptedOpenAI } from "./support/scripted-openai.js";
+
+const dirs: string[] = [];
+const servers: ScriptedOpenAI[] = [];
+
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  dirs.push(dir);
+  return dir;
+}
+
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+async function serve(script: ScriptEntry[]): Promise<ScriptedOpenAI> {
+  const server = await startScriptedOpenAI(script);
+  servers.push(server);
+  return server;
+}
+
+function profile(configYaml = ""): string {
+  const home = tempDir("mibyan-chat-rt-");
+  if (configYaml !== "") writeFileSync(path.join(home, "config.yaml"), configYaml);
+  return home;
+}
+
+function env(home: string): NodeJS.ProcessEnv {
+  const vars: NodeJS.ProcessEnv = { ...cliEnv(home, tempDir("mibyan-chat-rt-user-")) };
+  for (const name of ["OPENAI_API_KEY", "OPENAI_BASE_URL"]) delete vars[name];
+  return vars;
+}
+
+function chatArgs(server: ScriptedOpenAI, ...args: string[]): string[] {
+  return [BIN, "chat", "--model", "m", "--base-url", server.baseURL, ...args];
+}
+
+function chat(home: string, server: ScriptedOpenAI, ...args: string[]): Promise<CliRun> {
+  return spawnCollect(process.execPath, chatArgs(server, ...args), { env: env(home), cwd: home });
+}
+
+describe("mibyan chat -q with the profile's runtime", () => {
+  it("offers and runs an MCP server's tool from config.yaml; no server outlives the command", async () => {
+    const spawns = path.join(tempDir("mibyan-chat-rt-spawns-"), "spawns.txt");
+    writeFileSync(spawns, "");
+    const args = [FIXTURE, `--spawn-file=${spawns}`, "--tools=echo"].map((a) => JSON.stringify(a)).join(", ");
+    const home = profile(`mcp_servers:\n  demo:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${args}]\n`);
+    const server = await serve([reply.toolCalls([{ name: "mcp__demo__echo", args: { text: "hello through mcp" } }]), reply.text("The server said hello.")]);
+    const run = await chat(home, server, "-q", "use the echo tool", "--json");
+    expect(run.status, run.stderr).toBe(0);
+    expect((server.requests[0]!.body.tools as Json[]).map((t) => t.function.name)).toContain("mcp__demo__echo");
+    // No key configured anywhere (a local server): a placeholder, since the client refuses an empty one.
+    expect(server.requests[0]!.headers.authorization).toBe("Bearer no-key");
+    const tool = (server.requests[1]!.body.messages as Json[]).find((m) => m.role === "tool");
+    expect(tool.content).toContain("hello through mcp");
+    expect(JSON.parse(run.stdout).toolCalls).toEqual([expect.objectContaining({ name: "mcp__demo__echo", status: "ok" })]);
+    const pids = readFileSync(spawns, "utf8").split("\n").filter(Boolean).map(Number);
+    expect(pids.length).toBeGreaterThan(0);
+    expect(pids.filter(pidAlive)).toEqual([]);
+  });
+
+  it("approvals.non_interactive: allow lets a flagged (not hardline) command run in -q mode", async () => {
+    const home = profile("approvals:\n  non_interactive: allow\n");
+    const scratch = path.join(home, "scratch");
+    mkdirSync(scratch);
+    writeFileSync(path.join(scratch, "junk.txt"), "junk\n");
+    const server = await serve([reply.toolCalls([{ name: "terminal", args: { command: `rm -rf ${scratch}` } }]), reply.text("Removed.")]);
+    const run = await chat(home, server, "-q", "remove the scratch folder", "--json");
+    expect(run.status, run.stderr).toBe(0);
+    expect(existsSync(scratch)).toBe(false);
+    expect(JSON.parse(run.stdout).refused).toEqual([]);
+  });
+
+  it("5xx after the retries: exit 1 with the status, the session keeps the prompt", async () => {
+    const home = profile();
+    const busy = reply.error(503, "overloaded", { "retry-after-ms": "1" });
+    const server = await serve([busy, busy, busy, busy]);
+    const run = await chat(home, server, "-q", "are you there?");
+    expect(run.status).toBe(1);
+    expect(server.requests).toHaveLength(4);
+    expect(run.stderr).toMatch(/mibyan chat: .*503/);
+    const session = /session (\S+) keeps what was said/.exec(run.stderr)?.[1];
+    expect(session).toBeDefined();
+    const store = openSessionStore({ home });
+    try {
+      expect(store.getMessages(session!).map((m) => m.content)).toEqual(["are you there?"]);
+    } finally {
+      store.close();
+    }
+  });
+
+  it("Ctrl-C during a request: the run stops, exit 130, the session is saved", async () => {
+    const home = profile();
+    let arrived!: () => void;
+    const requested = new Promise<void>((resolve) => (arrived = resolve));
+    const server = await serve([
+      () => {
+        arrived();
+        return reply.hang();
+      },
+    ]);
+    const child = spawn(process.execPath, chatArgs(server, "-q", "a long question"), { env: env(home), cwd: home, stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+    await requested;
+    child.kill("SIGINT");
+    const code = await Promise.race([exited, new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), 10_000))]);
+    if (code === "timeout") child.kill("SIGKILL");
+    expect(code).toBe(130);
+    const session = /session (\S+) \(interrupted\)/.exec(stderr)?.[1];
+    expect(session, stderr).toBeDefined();
+    const store = openSessionStore({ home });
+    try {
+      expect(store.getMessages(session!).map((m) => m.content)).toEqual(["a long question"]);
+    } finally {
+      store.close();
+    }
+  });
+});
