@@ -4,13 +4,14 @@
  * `approvals.non_interactive: allow` letting a flagged command run, 5xx after the retries, Ctrl-C.
  */
 import { spawn } from "node:child_process";
+import { pathToFileURL } from "node:url";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 
 import { openSessionStore } from "../src/agent/stores/sessions/sqlite-store.js";
-import { BIN, cliEnv, spawnCollect, type CliRun } from "./support/cli-run.js";
+import { BIN, ROOT, cliEnv, spawnCollect, type CliRun } from "./support/cli-run.js";
 import { FIXTURE, pidAlive } from "./support/mcp.js";
 import { reply, startScriptedOpenAI, type Json, type ScriptEntry, type ScriptedOpenAI } from "./support/scripted-openai.js";
 
@@ -133,5 +134,59 @@ describe("mibyan chat -q with the profile's runtime", () => {
     } finally {
       store.close();
     }
+  });
+});
+
+describe("mibyan chat: toolsets and the todo list across --resume", () => {
+  it("--toolsets limits what is offered; a resumed session gets its todo list back from its history", async () => {
+    const home = profile();
+    const plan = [
+      { id: "1", content: "survey the herons", status: "completed" },
+      { id: "2", content: "count the egrets", status: "in_progress" },
+    ];
+    const first = await serve([reply.toolCalls([{ name: "todo", args: { todos: plan } }]), reply.text("Planned.")]);
+    const run = await chat(home, first, "-q", "plan the bird count", "--toolsets", "todo,file", "--json");
+    expect(run.status, run.stderr).toBe(0);
+    const offered = (first.requests[0]!.body.tools as Json[]).map((t) => t.function.name);
+    expect(offered).toContain("todo");
+    expect(offered).not.toContain("terminal");
+    expect(offered).not.toContain("memory");
+    const session = JSON.parse(run.stdout).sessionId as string;
+
+    // A new process: the in-memory list is gone unless rebuilt from the stored todo result.
+    const second = await serve([reply.toolCalls([{ name: "todo", args: {} }]), reply.text("Resumed.")]);
+    const resumed = await chat(home, second, "-q", "where were we?", "--toolsets", "todo", "--resume", session, "--json");
+    expect(resumed.status, resumed.stderr).toBe(0);
+    const read = (second.requests[1]!.body.messages as Json[]).filter((m) => m.role === "tool").at(-1);
+    expect(JSON.parse(read.content).todos).toEqual(plan);
+  });
+});
+
+describe("what mibyan chat loads, and what other commands do not", () => {
+  /** The dist/ modules and packages a command loaded (a loader hook notes every file: URL). */
+  async function loaded(args: string[], home: string): Promise<{ run: CliRun; modules: string[] }> {
+    const dir = tempDir("mibyan-chat-hook-");
+    const hook = path.join(dir, "hook.mjs");
+    writeFileSync(hook, `export async function load(url, context, next) { if (url.startsWith("file:")) process.stderr.write("\\nMODULE " + url + "\\n"); return next(url, context); }\n`);
+    const register = path.join(dir, "register.mjs");
+    writeFileSync(register, `import { register } from "node:module"; register(${JSON.stringify(pathToFileURL(hook).href)});\n`);
+    const run = await spawnCollect(process.execPath, ["--import", register, BIN, ...args], { env: env(home), cwd: home });
+    const root = pathToFileURL(ROOT).href;
+    const modules = [...run.stderr.matchAll(/\nMODULE (\S+)\n/g)].map((m) => m[1]!.replace(root, ""));
+    return { run, modules };
+  }
+  const heavy = (modules: string[]) => modules.filter((m) => /dist\/agent\/(loop\/run-agent|session-wiring|stores\/sessions\/sqlite-store)\.js$|node_modules\/(better-sqlite3|openai)\//.test(m));
+
+  it("definitions (through commander) loads neither the loop, the session store, better-sqlite3 nor openai; chat does", async () => {
+    const home = profile();
+    const other = await loaded(["definitions", "--enable", "file"], home);
+    expect(other.run.status).toBe(0);
+    expect(other.modules.some((m) => m.endsWith("dist/cli/chat-command.js"))).toBe(true);
+    expect(heavy(other.modules)).toEqual([]);
+
+    const server = await serve([reply.text("hi")]);
+    const chatRun = await loaded(["chat", "-q", "hi", "--model", "m", "--base-url", server.baseURL], home);
+    expect(chatRun.run.status, chatRun.run.stderr).toBe(0);
+    expect(heavy(chatRun.modules).length).toBeGreaterThanOrEqual(4);
   });
 });
