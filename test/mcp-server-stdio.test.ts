@@ -15,6 +15,7 @@ import { ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sd
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 
 import { discoverBuiltinTools, getToolDefinitions, registry } from "../src/index.js";
+import { openSessionStore } from "../src/agent/stores/sessions/sqlite-store.js";
 import { BIN, cliEnv } from "./support/cli-run.js";
 
 const base = mkdtempSync(path.join(tmpdir(), "mcp-serve-stdio-"));
@@ -38,8 +39,8 @@ function place(config = ""): { home: string; work: string } {
 
 type ElicitAnswer = (message: string) => ElicitResult;
 
-async function start(options: { args?: string[]; config?: string; elicit?: ElicitAnswer } = {}): Promise<{ client: Client; work: string; stderr: () => string; asked: string[] }> {
-  const { home, work } = place(options.config);
+async function start(options: { args?: string[]; config?: string; elicit?: ElicitAnswer; home?: { home: string; work: string } } = {}): Promise<{ client: Client; work: string; stderr: () => string; asked: string[] }> {
+  const { home, work } = options.home ?? place(options.config);
   const env = cliEnv(home, home) as Record<string, string>;
   const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, "mcp", "serve", ...(options.args ?? [])], env, cwd: work, stderr: "pipe" });
   let stderr = "";
@@ -62,6 +63,48 @@ const text = (result: unknown): string => (((result as { content?: unknown }).co
 
 beforeAll(async () => {
   await discoverBuiltinTools();
+});
+
+describe("mibyan mcp serve --with-session (stdio)", () => {
+  it("serves todo, memory and session_search bound to the stored session: memory on disk, another session found, the session stored", async () => {
+    const where = place();
+    // A conversation stored earlier, for session_search to find.
+    const earlier = openSessionStore({ home: where.home });
+    const old = earlier.createSession({ source: "cli" });
+    earlier.appendMessages(old.id, [
+      { role: "user", content: "how do we rotate the staging database password?" },
+      { role: "assistant", content: "Run the vault-rotate job for pgstaging, then restart the api pods." },
+    ]);
+    earlier.close();
+
+    const { client } = await start({ home: where, args: ["--with-session", "desk-1", "--tools", "read_file,todo,memory,session_search"] });
+    const names = (await client.listTools()).tools.map((t) => t.name).sort();
+    expect(names).toEqual(["memory", "read_file", "session_search", "todo"]);
+
+    const added = await client.callTool({ name: "memory", arguments: { action: "add", target: "memory", content: "Staging passwords rotate through the vault-rotate job." } });
+    expect(added.isError ?? false).toBe(false);
+    expect(readFileSync(path.join(where.home, "memories", "MEMORY.md"), "utf8")).toContain("vault-rotate job");
+
+    await client.callTool({ name: "todo", arguments: { todos: [{ id: "1", content: "rotate pgstaging", status: "pending" }] } });
+    expect(text(await client.callTool({ name: "todo", arguments: {} }))).toContain("rotate pgstaging");
+
+    const found = text(await client.callTool({ name: "session_search", arguments: { query: "vault-rotate pgstaging" } }));
+    expect(found).toContain(old.id);
+    await client.close();
+
+    const store = openSessionStore({ home: where.home });
+    try {
+      expect(store.getSession("desk-1")?.source).toBe("mcp");
+    } finally {
+      store.close();
+    }
+  });
+
+  it("without it the agent-loop tools are refused, and --tools cannot name them", async () => {
+    const { client } = await start({ args: ["--tools", "read_file"] });
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["read_file"]);
+    expect((await client.callTool({ name: "todo", arguments: {} })).isError).toBe(true);
+  });
 });
 
 describe("mibyan mcp serve (stdio)", () => {

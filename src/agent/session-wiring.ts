@@ -32,6 +32,8 @@ export interface SessionWiringOptions {
   model?: string | undefined;
   /** Continue this stored session instead of starting one. */
   resume?: string | undefined;
+  /** With `resume`: a session of that id that is not stored yet is started under that id (not an error). */
+  createIfMissing?: boolean | undefined;
   /** The new session's source (default `cli`). */
   source?: string | undefined;
 }
@@ -62,10 +64,14 @@ export async function openSessionWiring(options: SessionWiringOptions): Promise<
     let sessionId: string;
     if (options.resume !== undefined) {
       const existing = store.getSession(options.resume);
-      if (existing === undefined) throw new SessionStoreError("not_found", `no session ${JSON.stringify(options.resume)} (mibyan sessions list shows the stored ones)`);
-      sessionId = existing.id;
-      resumed = true;
-      if (options.model !== undefined && existing.model !== options.model) store.updateSession(sessionId, { model: options.model });
+      if (existing === undefined && options.createIfMissing === true) {
+        sessionId = store.createSession({ id: options.resume, source: options.source ?? "cli", model: options.model ?? null }).id;
+      } else {
+        if (existing === undefined) throw new SessionStoreError("not_found", `no session ${JSON.stringify(options.resume)} (mibyan sessions list shows the stored ones)`);
+        sessionId = existing.id;
+        resumed = true;
+        if (options.model !== undefined && existing.model !== options.model) store.updateSession(sessionId, { model: options.model });
+      }
     } else {
       sessionId = store.createSession({ source: options.source ?? "cli", model: options.model ?? null }).id;
     }

@@ -140,7 +140,8 @@ function buildProgram(): Command {
     .option("--token-env <var>", "HTTP: require Authorization: Bearer <the value of this environment variable>")
     .option("--stateless", "HTTP: no sessions (a new server per request; no elicitation, so dangerous commands are refused)")
     .option("--print-tools", "print the tool list as JSON (what tools/list answers) and exit")
-    .action(async (options: { transport: "stdio" | "http"; host?: string; port?: number; toolsets?: string[]; tools?: string[]; exclude?: string[]; tokenEnv?: string; stateless?: boolean; printTools?: boolean }) => {
+    .option("--with-session <id>", "also serve todo, memory and session_search, bound to this stored session (started when not stored yet)")
+    .action(async (options: { transport: "stdio" | "http"; host?: string; port?: number; toolsets?: string[]; tools?: string[]; exclude?: string[]; tokenEnv?: string; stateless?: boolean; printTools?: boolean; withSession?: string }) => {
       const { mcpServeCommand } = await import("./commands/mcp-serve.js");
       process.exitCode = await mcpServeCommand(options, withRuntime);
     });

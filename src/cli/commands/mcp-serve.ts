@@ -10,6 +10,7 @@
  * tools is sent to stderr for the life of the command.
  */
 import type { McpServerOptions } from "../../mcp/server/types.js";
+import type { SessionWiring } from "../../agent/session-wiring.js";
 import type { BootOptions, Runtime } from "../boot.js";
 
 export interface McpServeOptions {
@@ -22,6 +23,8 @@ export interface McpServeOptions {
   tokenEnv?: string;
   stateless?: boolean;
   printTools?: boolean;
+  /** Serve todo, memory and session_search bound to this stored session (started when not stored yet). */
+  withSession?: string;
 }
 
 export class McpServeUsageError extends Error {
@@ -37,13 +40,29 @@ function keepStdoutForJsonRpc(): void {
   console.warn = toStderr;
 }
 
-function serverOptions(runtime: Runtime, options: McpServeOptions): McpServerOptions {
+function serverOptions(runtime: Runtime, options: McpServeOptions, wiring: SessionWiring | undefined): McpServerOptions {
   return {
     registry: runtime.registry,
     enabledToolsets: options.toolsets,
     tools: options.tools,
     exclude: options.exclude,
+    agentLoop: wiring === undefined ? undefined : { sessionId: wiring.sessionId, handlers: wiring.handlers },
   };
+}
+
+/**
+ * `--with-session ID`: the profile's stores (docs/sessions.md, docs/memory.md) with the agent-loop tools'
+ * schemas registered, so `todo`, `memory` and `session_search` are served for that stored session. The
+ * SQLite driver loads only here.
+ */
+async function openWiring(runtime: Runtime, id: string): Promise<SessionWiring> {
+  const [{ openSessionWiring }, { mibyanHome }] = await Promise.all([import("../../agent/session-wiring.js"), import("../../config/home.js")]);
+  try {
+    return await openSessionWiring({ home: mibyanHome(), registry: runtime.registry, memory: runtime.config.config.memory, resume: id, createIfMissing: true, source: "mcp" });
+  } catch (thrown) {
+    if ((thrown as Error)?.name === "SessionStoreError") throw new McpServeUsageError(`--with-session ${id}: ${(thrown as Error).message}`);
+    throw thrown;
+  }
 }
 
 /**
@@ -87,9 +106,17 @@ export async function mcpServeCommand(options: McpServeOptions, withRuntime: <T>
   if (transport === "stdio" && !options.printTools) keepStdoutForJsonRpc();
 
   return withRuntime({}, async (runtime) => {
-    await checkToolNames(runtime, options);
-    const { createMcpServer } = await import("../../mcp/server/server.js");
-    const server = await createMcpServer(serverOptions(runtime, options));
+    // First: it registers the agent-loop tools' schemas, which --tools may name.
+    const wiring = options.withSession === undefined ? undefined : await openWiring(runtime, options.withSession);
+    let server;
+    try {
+      await checkToolNames(runtime, options);
+      const { createMcpServer } = await import("../../mcp/server/server.js");
+      server = await createMcpServer(serverOptions(runtime, options, wiring));
+    } catch (thrown) {
+      wiring?.close();
+      throw thrown;
+    }
     try {
       if (options.printTools) {
         process.stdout.write(`${JSON.stringify(server.listTools(), null, 2)}\n`);
@@ -108,6 +135,7 @@ export async function mcpServeCommand(options: McpServeOptions, withRuntime: <T>
       return 0;
     } finally {
       await server.close();
+      wiring?.close();
     }
   });
 }
