@@ -190,3 +190,25 @@ describe("what mibyan chat loads, and what other commands do not", () => {
     expect(heavy(chatRun.modules).length).toBeGreaterThanOrEqual(4);
   });
 });
+
+describe("mibyan chat -q on a terminal", () => {
+  // With stdin and stderr on a terminal, the default approval surface is a prompt that waits for an
+  // answer (approvals.timeout_seconds, 60 s by default). -q must not ask: the refusal is immediate.
+  it.skipIf(!existsSync("/usr/bin/script"))("refuses a dangerous command at once instead of prompting (run under a pseudo-terminal)", async () => {
+    const home = profile();
+    const victim = path.join(home, "keep");
+    mkdirSync(victim);
+    writeFileSync(path.join(victim, "data.txt"), "keep me\n");
+    const server = await serve([reply.toolCalls([{ name: "terminal", args: { command: `rm -rf ${victim}` } }]), reply.text("Refused.")]);
+    const quote = (word: string) => `'${word.replace(/'/g, "'\\''")}'`;
+    const command = [process.execPath, ...chatArgs(server, "-q", "delete keep", "--json")].map(quote).join(" ");
+    const started = Date.now();
+    const run = await spawnCollect("/usr/bin/script", ["-qec", command, "/dev/null"], { env: env(home), cwd: home });
+    expect(run.status, run.stdout).toBe(0);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(run.stdout).not.toMatch(/\[o\]nce|approve\?/i);
+    expect(readFileSync(path.join(victim, "data.txt"), "utf8")).toBe("keep me\n");
+    const line = run.stdout.split(/\r?\n/).find((l) => l.startsWith("{"));
+    expect(JSON.parse(line!).refused).toHaveLength(1);
+  });
+});
