@@ -222,6 +222,15 @@ export interface RunAgentOptions {
   requestTimeoutMs?: number | undefined;
   /** Most parallel-safe tool calls running at once (default: the registry's). */
   maxConcurrency?: number | undefined;
+  /**
+   * Tool search (docs/tool-search.md): whether MCP and plugin tools are sent directly or deferred behind
+   * `tool_search` / `tool_describe` / `tool_call`. config.yaml's `tool_search` section as loaded, a
+   * `{ enabled: "auto" | "on" | "off", threshold_pct? }` mapping, `true` (auto) or `false` (off). Default:
+   * auto, which defers them when their definitions would take more than the configured share of the context.
+   */
+  toolSearch?: unknown;
+  /** The model's context window in tokens, for tool search's share (default: the settings' own, else a fixed cutoff). */
+  contextTokens?: number | undefined;
 }
 
 export interface AgentToolCallRecord {

@@ -8,7 +8,8 @@
  * memory, session_search and delegate_task. What the loop knows of stores is in ../types.ts.
  */
 
-import { executeToolCalls } from "../../dispatch/execute-tool-calls.js";
+import { executeToolCalls, type ExecuteToolCallsOptions } from "../../dispatch/execute-tool-calls.js";
+import { executeToolCallsWithToolSearch } from "../tool-search/execute.js";
 import { registry as defaultRegistry } from "../../registry/singleton.js";
 import type { ToolCallOutcome } from "../../dispatch/execute-tool-calls.js";
 import { buildSystemPrompt } from "../prompt/system-prompt.js";
@@ -73,7 +74,10 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     }
   };
 
-  const tools = offeredTools(registry, { toolsets: options.toolsets, disabledToolsets: options.disabledToolsets }, options.handlers);
+  const tools = offeredTools(registry, { toolsets: options.toolsets, disabledToolsets: options.disabledToolsets }, options.handlers, {
+    toolSearch: options.toolSearch,
+    contextTokens: options.contextTokens,
+  });
   // Only the handlers of offered tools: a model naming an agent-loop tool it was not offered is refused by dispatch.
   const handlers: AgentLoopHandlers = {};
   for (const [name, handler] of Object.entries(options.handlers ?? {})) {
@@ -183,29 +187,32 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
       }
 
       const emojiOf = (name: string): string => registry.get(name)?.emoji ?? "🔧";
-      const outcomes = await executeToolCalls(
-        calls.map((call) => ({ id: call.id, name: call.function.name, arguments: call.function.arguments })),
-        {
-          registry,
-          agentLoop: handlers,
-          signal,
-          sessionId,
-          taskId,
-          allowedTools: tools.names,
-          maxConcurrency: options.maxConcurrency,
-          onCallStart: (index) => {
-            const call = calls[index]!;
-            emit({ type: "tool_start", turn, callId: call.id, name: call.function.name, emoji: emojiOf(call.function.name), arguments: call.function.arguments });
-          },
-          onCallEnd: (index, outcome, elapsedMs) => {
-            const call = calls[index]!;
-            const callStatus = statusOf(outcome);
-            const elapsed = Math.round(elapsedMs);
-            toolCalls.push({ turn, id: call.id, name: call.function.name, status: callStatus, elapsedMs: elapsed, argsChars: call.function.arguments.length, resultChars: outcome.content.length });
-            emit({ type: "tool_end", turn, callId: call.id, name: call.function.name, emoji: emojiOf(call.function.name), elapsedMs: elapsed, status: callStatus, content: outcome.content });
-          },
+      // With tool search, a `tool_call` is unwrapped before it runs: the activity line names the real tool.
+      const ranAs: string[] = calls.map((call) => call.function.name);
+      const batch = calls.map((call) => ({ id: call.id, name: call.function.name, arguments: call.function.arguments }));
+      const batchOptions: ExecuteToolCallsOptions = {
+        registry,
+        agentLoop: handlers,
+        signal,
+        sessionId,
+        taskId,
+        allowedTools: tools.allowedTools,
+        maxConcurrency: options.maxConcurrency,
+        onCallStart: (index, started) => {
+          const call = calls[index]!;
+          ranAs[index] = started.name;
+          emit({ type: "tool_start", turn, callId: call.id, name: started.name, emoji: emojiOf(started.name), arguments: call.function.arguments });
         },
-      );
+        onCallEnd: (index, outcome, elapsedMs) => {
+          const call = calls[index]!;
+          const name = ranAs[index]!;
+          const callStatus = statusOf(outcome);
+          const elapsed = Math.round(elapsedMs);
+          toolCalls.push({ turn, id: call.id, name, status: callStatus, elapsedMs: elapsed, argsChars: call.function.arguments.length, resultChars: outcome.content.length });
+          emit({ type: "tool_end", turn, callId: call.id, name, emoji: emojiOf(name), elapsedMs: elapsed, status: callStatus, content: outcome.content });
+        },
+      };
+      const outcomes = tools.bridge === undefined ? await executeToolCalls(batch, batchOptions) : await executeToolCallsWithToolSearch(tools.bridge, batch, batchOptions);
       const results: AgentToolMessage[] = outcomes.map((outcome, index) => ({
         role: "tool",
         tool_call_id: calls[index]!.id,
