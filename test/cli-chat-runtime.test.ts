@@ -162,6 +162,25 @@ describe("mibyan chat: toolsets and the todo list across --resume", () => {
   });
 });
 
+describe("mibyan chat --max-turns", () => {
+  it("stops a model that keeps calling tools after N rounds, asks for a summary with tools refused, exit 0", async () => {
+    const home = profile();
+    const again = () => reply.toolCalls([{ name: "todo", args: {} }]);
+    const server = await serve([again(), again(), reply.text("Summary: nothing left to do.")]);
+    const run = await chat(home, server, "-q", "loop forever", "--max-turns", "2");
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toBe("Summary: nothing left to do.\n");
+    expect(server.requests).toHaveLength(3);
+    expect(server.requests[2]!.body.tool_choice).toBe("none");
+    // One activity line per tool call on stderr, and the status with the session id.
+    expect(run.stderr.match(/^📋 todo \(ok, \d+ ms\)$/gm)).toHaveLength(2);
+    expect(run.stderr).toMatch(/^session \S+ \(max_turns\)$/m);
+    const bad = await chat(home, server, "-q", "x", "--max-turns", "0");
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain("--max-turns 0: expected a whole number from 1 to 10000");
+  });
+});
+
 describe("what mibyan chat loads, and what other commands do not", () => {
   /** The dist/ modules and packages a command loaded (a loader hook notes every file: URL). */
   async function loaded(args: string[], home: string): Promise<{ run: CliRun; modules: string[] }> {
