@@ -13,3 +13,10 @@ export const BUILTIN_TOOL_NAMES: ReadonlySet<string> = new Set([
   "terminal",
   "write_file",
 ]);
+
+/**
+ * The tool search bridge's names (docs/tool-search.md): the runtime answers them itself while tool search
+ * is active, so a plugin or MCP server may not register a tool under one (it could never be reached, and a
+ * model reading the list would take it for the bridge).
+ */
+export const BRIDGE_TOOL_NAMES: ReadonlySet<string> = new Set(["tool_search", "tool_describe", "tool_call"]);

@@ -24,6 +24,7 @@ import { compileJsonSchemaValidator, compileStandardSchemaValidator, type Argume
 import { ToolsetCatalog } from "../toolsets/catalog.js";
 import type { ToolIndex } from "../toolsets/types.js";
 import { createStderrLogger } from "../util/logger.js";
+import { registrationRefusal } from "./registration-rules.js";
 import { describeSource, sameSource } from "./source.js";
 import { RegistryChanges, type RegistryChangeListener } from "./changes.js";
 
@@ -182,22 +183,7 @@ export class ToolRegistry implements DispatchHost {
   }
 
   private refusal(entry: ToolEntry, override: boolean, pluginOverrideAllowed: boolean | undefined): string | undefined {
-    const existing = this.tools.get(entry.name);
-    if (existing === undefined) return undefined;
-    if (entry.source.kind === "plugin" && existing.source.kind === "builtin") {
-      const id = entry.source.id;
-      if (!override) {
-        return `Plugin "${id}" tried to replace built-in tool "${entry.name}" without override: true; registration rejected`;
-      }
-      if (!(pluginOverrideAllowed ?? this.allowPluginOverride(id))) {
-        return `Plugin "${id}" may not override built-in tool "${entry.name}": the operator must set plugins.entries.${id}.allow_tool_override: true in config.yaml; registration rejected`;
-      }
-      return undefined;
-    }
-    if (existing.toolset !== entry.toolset && !override) {
-      return `Tool "${entry.name}" of toolset "${entry.toolset}" would shadow the tool of the same name in toolset "${existing.toolset}"; registration rejected (pass override: true to replace it)`;
-    }
-    return undefined;
+    return registrationRefusal(this.tools.get(entry.name), entry, override, () => pluginOverrideAllowed ?? this.allowPluginOverride(entry.source.kind === "plugin" ? entry.source.id : ""));
   }
 
   /**

@@ -7,15 +7,15 @@
  * where it expects them, and a deferrable tool can never shadow one.
  */
 
-import { BUILTIN_TOOL_NAMES } from "../../registry/builtin-names.js";
+import { BRIDGE_TOOL_NAMES, BUILTIN_TOOL_NAMES } from "../../registry/builtin-names.js";
 import type { ToolEntry } from "../../registry/types.js";
 
 export const TOOL_SEARCH_NAME = "tool_search";
 export const TOOL_DESCRIBE_NAME = "tool_describe";
 export const TOOL_CALL_NAME = "tool_call";
 
-/** Reserved: the runtime answers these itself while tool search is active; a registered tool of that name is withheld. */
-export const BRIDGE_TOOL_NAMES: ReadonlySet<string> = new Set([TOOL_SEARCH_NAME, TOOL_DESCRIBE_NAME, TOOL_CALL_NAME]);
+/** Reserved: the runtime answers these itself while tool search is active; a tool of that name registered in code is withheld (plugins and MCP servers are refused one). */
+export { BRIDGE_TOOL_NAMES };
 
 export function isBridgeToolName(name: string): boolean {
   return BRIDGE_TOOL_NAMES.has(name);
