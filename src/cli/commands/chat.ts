@@ -22,7 +22,8 @@ import { redactSecrets } from "../../redaction/redact.js";
 import { boot } from "../actions.js";
 
 export interface ChatOptions {
-  query: string;
+  /** The prompt; without it the chat is interactive (chat-interactive.ts). */
+  query?: string | undefined;
   model?: string | undefined;
   baseUrl?: string | undefined;
   apiKeyEnv?: string | undefined;
@@ -68,8 +69,11 @@ export async function runChatCommand(options: ChatOptions): Promise<number> {
   }
   // -q has nobody to ask: dangerous commands get the non-interactive answer (approvals.non_interactive,
   // deny unless set to allow), never a terminal prompt that would hang a script.
+  // Interactive: the gate's default surface (the terminal prompt on a terminal, else non-interactive).
+  const interactive = options.query === undefined;
+  if (interactive && options.json) return fail("--json needs -q (one prompt, one JSON object)", 2);
   const gate = getApprovalGate();
-  gate.setSurface(new NonInteractiveSurface(gate.settings.nonInteractive));
+  if (!interactive) gate.setSurface(new NonInteractiveSurface(gate.settings.nonInteractive));
   // The key goes to the endpoint client only: out of this process's environment, no tool's child
   // process (terminal, execute_code, hooks) and no plugin can read it and write it into the session.
   // After the gate is built: a smart reviewer configured to use the same variable has read it already.
@@ -83,7 +87,7 @@ export async function runChatCommand(options: ChatOptions): Promise<number> {
 
   const controller = new AbortController();
   const onInterrupt = (): void => controller.abort(new Error("interrupted (Ctrl-C)"));
-  process.once("SIGINT", onInterrupt);
+  if (!interactive) process.once("SIGINT", onInterrupt);
   const runtime = await boot({ mcp: true });
   let wiring: SessionWiring | undefined;
   try {
@@ -93,22 +97,36 @@ export async function runChatCommand(options: ChatOptions): Promise<number> {
       if ((thrown as Error)?.name !== "SessionStoreError") throw thrown;
       return fail((thrown as Error).message, (thrown as { kind?: string }).kind === "not_found" ? 2 : 1);
     }
-    let result: RunAgentResult;
-    try {
-      result = await runAgent({
+    const session = wiring;
+    const turn = (prompt: string, signal: AbortSignal): Promise<RunAgentResult> =>
+      runAgent({
         model: settings.model,
         baseURL: settings.baseURL,
         apiKey: settings.apiKey ?? NO_KEY,
-        prompt: options.query,
+        prompt,
         registry: runtime.registry,
         toolsets: options.toolsets,
         maxTurns: options.maxTurns,
-        session: wiring.session,
-        handlers: wiring.handlers,
-        systemPrompt: { memory: wiring.memory },
-        signal: controller.signal,
+        session: session.session,
+        handlers: session.handlers,
+        systemPrompt: { memory: session.memory },
+        signal,
         onEvent: options.json ? undefined : activity,
       });
+    if (options.query === undefined) {
+      const { runInteractiveChat } = await import("./chat-interactive.js");
+      return await runInteractiveChat(async (prompt, signal) => {
+        try {
+          return await turn(prompt, signal);
+        } catch (thrown) {
+          if (thrown instanceof AgentEndpointError || thrown instanceof AgentConfigError) return { error: thrown.message };
+          throw thrown;
+        }
+      }, wiring.sessionId);
+    }
+    let result: RunAgentResult;
+    try {
+      result = await turn(options.query, controller.signal);
     } catch (thrown) {
       if (thrown instanceof AgentEndpointError) return fail(`${thrown.message} (session ${wiring.sessionId} keeps what was said)`, 1);
       if (thrown instanceof AgentConfigError) return fail(thrown.message, 2);

@@ -1,0 +1,109 @@
+/**
+ * `mibyan chat` without -q, its prompts piped in: one turn per line in one session, /exit and end
+ * of input end it, Ctrl-C interrupts the turn running and the session goes on. Real CLI processes
+ * (the built CLI) against the scripted endpoint.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+
+import { openSessionStore } from "../src/agent/stores/sessions/sqlite-store.js";
+import { BIN, cliEnv, spawnCollect } from "./support/cli-run.js";
+import { reply, startScriptedOpenAI, type Json, type ScriptEntry, type ScriptedOpenAI } from "./support/scripted-openai.js";
+
+const dirs: string[] = [];
+const servers: ScriptedOpenAI[] = [];
+
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  dirs.push(dir);
+  return dir;
+}
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+async function serve(script: ScriptEntry[]): Promise<ScriptedOpenAI> {
+  const server = await startScriptedOpenAI(script);
+  servers.push(server);
+  return server;
+}
+
+function env(home: string): NodeJS.ProcessEnv {
+  const vars: NodeJS.ProcessEnv = { ...cliEnv(home, tempDir("mibyan-chat-i-user-")) };
+  for (const name of ["OPENAI_API_KEY", "OPENAI_BASE_URL"]) delete vars[name];
+  return vars;
+}
+
+function storedMessages(home: string, session: string): { role: string; content: string | null }[] {
+  const store = openSessionStore({ home });
+  try {
+    return store.getMessages(session).map(({ role, content }) => ({ role, content }));
+  } finally {
+    store.close();
+  }
+}
+
+describe("mibyan chat (interactive, prompts from a pipe)", () => {
+  it("one turn per line in one session; the second turn's request carries the first; /exit ends it", async () => {
+    const home = tempDir("mibyan-chat-i-");
+    const server = await serve([reply.text("First answer."), reply.text("Second answer.")]);
+    const run = await spawnCollect(process.execPath, [BIN, "chat", "--model", "m", "--base-url", server.baseURL], { env: env(home), cwd: home, input: "first question\n\nsecond question\n/exit\nnever sent\n" });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toBe("First answer.\nSecond answer.\n");
+    expect(server.requests).toHaveLength(2);
+    const sent = (server.requests[1]!.body.messages as Json[]).slice(1).map((m) => [m.role, m.content]);
+    expect(sent).toEqual([["user", "first question"], ["assistant", "First answer."], ["user", "second question"]]);
+    const session = /^session (\S+)$/m.exec(run.stderr)?.[1];
+    expect(storedMessages(home, session!)).toHaveLength(4);
+  });
+
+  it("end of input ends the session (exit 0); --json needs -q", async () => {
+    const home = tempDir("mibyan-chat-i-");
+    const server = await serve([reply.text("Only answer.")]);
+    const run = await spawnCollect(process.execPath, [BIN, "chat", "--model", "m", "--base-url", server.baseURL], { env: env(home), cwd: home, input: "only question\n" });
+    expect(run).toMatchObject({ status: 0, stdout: "Only answer.\n" });
+    const json = await spawnCollect(process.execPath, [BIN, "chat", "--model", "m", "--base-url", server.baseURL, "--json"], { env: env(home), cwd: home, input: "" });
+    expect(json.status).toBe(2);
+    expect(json.stderr).toContain("--json needs -q");
+  });
+
+  it("Ctrl-C interrupts the turn running, not the session: the next prompt is answered in the same session", async () => {
+    const home = tempDir("mibyan-chat-i-");
+    let arrived!: () => void;
+    const requested = new Promise<void>((resolve) => (arrived = resolve));
+    const server = await serve([
+      () => {
+        arrived();
+        return reply.hang();
+      },
+      reply.text("Answer after the interrupt."),
+    ]);
+    const child = spawn(process.execPath, [BIN, "chat", "--model", "m", "--base-url", server.baseURL], { env: env(home), cwd: home, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+    child.stdin.write("a slow question\n");
+    await requested;
+    child.kill("SIGINT");
+    child.stdin.end("the next question\n/exit\n");
+    const code = await Promise.race([exited, new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), 10_000))]);
+    if (code === "timeout") child.kill("SIGKILL");
+    expect(code, stderr).toBe(0);
+    expect(stdout).toBe("Answer after the interrupt.\n");
+    expect(stderr).toContain("(interrupted)");
+    const session = /^session (\S+)$/m.exec(stderr)?.[1];
+    expect(storedMessages(home, session!)).toEqual([
+      { role: "user", content: "a slow question" },
+      { role: "user", content: "the next question" },
+      { role: "assistant", content: "Answer after the interrupt." },
+    ]);
+  });
+});
