@@ -18,7 +18,7 @@ import { createApprovalBridge } from "./approval-bridge.js";
 import { importPeer } from "./peer-import.js";
 import type { IntegrationPart } from "./result-parts.js";
 import { callScope, createCallRunnerWith } from "./run-call.js";
-import { selectIntegrationTools } from "./select-tools.js";
+import { planIntegrationTools } from "./select-tools.js";
 import type { IntegrationOptions } from "./types.js";
 
 const ai = await importPeer("ai", "mibyan-tools/ai-sdk", () => import("ai"));
@@ -43,8 +43,7 @@ const FAILED_CALLS_KEPT = 1_000;
 
 /** The registry's tools as an AI SDK `ToolSet`, keyed by tool name. */
 export function toAiSdkTools(options: AiSdkToolsOptions = {}): ToolSet {
-  const selected = selectIntegrationTools(options);
-  const allowed: ReadonlySet<string> = new Set(selected.map((t) => t.name));
+  const { tools: selected, allowedTools: allowed, bridge: search } = planIntegrationTools(options);
   const failed = new Map<string, boolean>();
   // The mapping runs in the same promise step as the call (createCallRunnerWith): no extra hop per call.
   const runCall = createCallRunnerWith(options, allowed, (result, call): AiSdkToolOutput => {
@@ -53,7 +52,7 @@ export function toAiSdkTools(options: AiSdkToolsOptions = {}): ToolSet {
       if (failed.size > FAILED_CALLS_KEPT) failed.delete(failed.keys().next().value!);
     }
     return result.parts === undefined ? result.content : { type: "multimodal", text: result.content, parts: result.parts };
-  }, "ai-sdk");
+  }, "ai-sdk", search);
   const bridge = createApprovalBridge(callScope(options), options.registry);
   const tools: ToolSet = {};
   for (const { name, description, parameters } of selected) {

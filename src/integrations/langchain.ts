@@ -28,7 +28,7 @@ import { importPeer } from "./peer-import.js";
 import { InterruptGrants, interruptOnEntry, type LangChainInterruptOnEntry } from "./langchain-approvals.js";
 import type { IntegrationPart, IntegrationResult } from "./result-parts.js";
 import { callScope, createCallRunner } from "./run-call.js";
-import { selectIntegrationTools } from "./select-tools.js";
+import { planIntegrationTools } from "./select-tools.js";
 import type { IntegrationOptions } from "./types.js";
 
 const [lcTools, lcMessages] = await importPeer("@langchain/core", "mibyan-tools/langchain", () =>
@@ -75,10 +75,9 @@ const grantsOf = new WeakMap<object, InterruptGrants>();
 
 /** The registry's tools as LangChain `DynamicStructuredTool`s, in name order. */
 export function toLangChainTools(options: LangChainToolsOptions = {}): DynamicStructuredTool[] {
-  const selected = selectIntegrationTools(options);
-  const allowed: ReadonlySet<string> = new Set(selected.map((t) => t.name));
+  const { tools: selected, allowedTools: allowed, bridge: search } = planIntegrationTools(options);
   const grants = new InterruptGrants(createApprovalBridge(callScope(options), options.registry));
-  const runCall = createCallRunner(options, allowed, "langchain");
+  const runCall = createCallRunner(options, allowed, "langchain", search);
   const throwErrors = options.errors === "throw";
   const mediaInContent = options.media === "content";
   return selected.map(({ name, description, parameters }) => {

@@ -23,7 +23,7 @@ import { createApprovalBridge } from "./approval-bridge.js";
 import { importPeer } from "./peer-import.js";
 import type { IntegrationResult } from "./result-parts.js";
 import { callScope, createCallRunnerWith } from "./run-call.js";
-import { selectIntegrationTools } from "./select-tools.js";
+import { planIntegrationTools } from "./select-tools.js";
 import type { IntegrationOptions } from "./types.js";
 
 const agents = await importPeer("@openai/agents-core", "mibyan-tools/openai-agents", () => import("@openai/agents-core"));
@@ -43,11 +43,10 @@ const MAX_SDK_TIMEOUT_MS = 2_147_483_647;
 
 /** The registry's tools as Agents SDK `FunctionTool`s, in name order. */
 export function toOpenAIAgentsTools(options: OpenAIAgentsToolsOptions = {}): FunctionTool[] {
-  const selected = selectIntegrationTools(options);
-  const allowed: ReadonlySet<string> = new Set(selected.map((t) => t.name));
+  const { tools: selected, allowedTools: allowed, bridge: search } = planIntegrationTools(options);
   const target = options.registry ?? defaultRegistry;
   // The mapping to the SDK's output runs in the same promise step as the call: no extra hop per call.
-  const runCall = createCallRunnerWith(options, allowed, toolOutput, "openai-agents");
+  const runCall = createCallRunnerWith(options, allowed, toolOutput, "openai-agents", search);
   const bridge = createApprovalBridge(callScope(options), options.registry);
   return selected.map(({ name, description, parameters }) => {
     let strictParameters: Record<string, unknown> | undefined;

@@ -11,6 +11,7 @@ import { DEFAULT_SESSION, DEFAULT_TASK } from "../tools/call-scope.js";
 import { redactForModel } from "../redaction/tool-output.js";
 import { describeThrown } from "../util/text.js";
 import type { CallSurface } from "../registry/types.js";
+import type { ToolSearchBridge } from "../agent/tool-search/bridge.js";
 import { gatedCommand } from "./approval-preview.js";
 import { bridgeGate, withCallGrant, withCallScope, type CallScope } from "./pre-approval.js";
 import { integrationResult, type IntegrationResult } from "./result-parts.js";
@@ -47,8 +48,8 @@ export function callScope(options: IntegrationOptions): { sessionId: string; tas
  */
 export type CallRunner = (call: IntegrationCall) => Promise<IntegrationResult>;
 
-export function createCallRunner(options: IntegrationOptions, allowedTools: ReadonlySet<string>, surface: CallSurface = "library"): CallRunner {
-  return createCallRunnerWith(options, allowedTools, (result) => result, surface);
+export function createCallRunner(options: IntegrationOptions, allowedTools: ReadonlySet<string>, surface: CallSurface = "library", toolSearch?: ToolSearchBridge): CallRunner {
+  return createCallRunnerWith(options, allowedTools, (result) => result, surface, toolSearch);
 }
 
 /**
@@ -64,6 +65,8 @@ export function createCallRunnerWith<T>(
   map: (result: IntegrationResult, call: IntegrationCall) => T,
   /** Which framework the calls come from, for hooks (`ctx.surface`, a plugin hook's `event.surface`). */
   surface: CallSurface = "library",
+  /** With tool search active: answers the bridge tools and unwraps `tool_call` before dispatch. */
+  toolSearch?: ToolSearchBridge | undefined,
 ): (call: IntegrationCall) => Promise<T> {
   const { sessionId, taskId } = callScope(options);
   const registry = options.registry;
@@ -82,8 +85,9 @@ export function createCallRunnerWith<T>(
     }
   };
   // Plain promise chains, not async wrappers: each async layer costs a microtask hop on every call.
+  const dispatch = toolSearch === undefined ? handleFunctionCallDetailed : toolSearch.handleFunctionCallDetailed.bind(toolSearch);
   const run = (call: IntegrationCall): Promise<T> =>
-    handleFunctionCallDetailed(call.name, call.args, {
+    dispatch(call.name, call.args, {
       registry,
       agentLoop,
       session,

@@ -5,6 +5,8 @@
  * the session has no handler for.
  */
 
+import { planToolDefinitions } from "../agent/tool-search/plan.js";
+import type { ToolSearchBridge } from "../agent/tool-search/bridge.js";
 import { getToolDefinitions } from "../definitions/get-tool-definitions.js";
 import { registry as defaultRegistry } from "../registry/singleton.js";
 import type { FunctionSchema } from "../registry/types.js";
@@ -49,4 +51,34 @@ export function selectIntegrationTools(options: IntegrationOptions = {}): Integr
     tools.push({ name, description, parameters });
   }
   return tools;
+}
+
+/** What an adapter offers, what its calls may reach, and the tool search bridge when it is active. */
+export interface IntegrationToolPlan {
+  tools: IntegrationTool[];
+  /** The calls' `allowedTools`: the tools offered, and with tool search the deferred ones. */
+  allowedTools: ReadonlySet<string>;
+  /** Answers `tool_search` / `tool_describe` and unwraps `tool_call`; present when tool search defers tools. */
+  bridge: ToolSearchBridge | undefined;
+}
+
+export function planIntegrationTools(options: IntegrationOptions = {}): IntegrationToolPlan {
+  if (options.toolSearch === undefined || options.toolSearch === false) {
+    const tools = selectIntegrationTools(options);
+    return { tools, allowedTools: new Set(tools.map((t) => t.name)), bridge: undefined };
+  }
+  // The bridge searches the toolsets' tools; a names list it would not honour must not look honoured.
+  if (options.names !== undefined) throw new TypeError("toolSearch cannot be combined with names: select the tools with enabledToolsets / disabledToolsets");
+  const plan = planToolDefinitions({
+    registry: options.registry ?? defaultRegistry,
+    enabledToolsets: options.enabledToolsets,
+    disabledToolsets: options.disabledToolsets,
+    agentLoop: options.session?.agentLoop ?? {},
+    toolSearch: options.toolSearch,
+    contextTokens: options.contextTokens,
+  });
+  const tools = plan.definitions.map(({ function: { name, description, parameters } }) => ({ name, description, parameters }));
+  return plan.bridge === undefined
+    ? { tools, allowedTools: new Set(tools.map((t) => t.name)), bridge: undefined }
+    : { tools, allowedTools: plan.allowedTools, bridge: plan.bridge };
 }

@@ -35,4 +35,14 @@ export interface IntegrationOptions {
    */
   names?: readonly string[] | undefined;
   session?: IntegrationSession | undefined;
+  /**
+   * Tool search (docs/tool-search.md): config.yaml's `tool_search` section, `{ enabled: "auto" | "on" |
+   * "off", threshold_pct? }`, `true` (auto) or `false`. When it defers the selection's MCP and plugin tools,
+   * the framework gets `tool_search` / `tool_describe` / `tool_call` in their place, and a bridged call runs
+   * the real tool (its hooks, approvals and validation). Default: off (every selected tool is given
+   * directly; the framework may have its own way to defer tools). Not combined with `names`.
+   */
+  toolSearch?: unknown;
+  /** The model's context window in tokens, for tool search's share. */
+  contextTokens?: number | undefined;
 }
