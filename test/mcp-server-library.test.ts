@@ -12,6 +12,7 @@ import { createMcpServer, getToolDefinitions, handleFunctionCall, ToolRegistry, 
 import { annotationsFor } from "../src/mcp/server/annotations.js";
 import { InMemoryTodoStore } from "../src/agent/stores/todo-store.js";
 import { createTodoHandler, TODO_TOOL } from "../src/agent/tools/todo.js";
+import { registerGithubLike, type Ran } from "./tool-search-fixtures.js";
 
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
@@ -155,6 +156,26 @@ describe("tools/list", () => {
     const other = await serve({ registry, agentLoop: { sessionId: "stored-1", handlers: { todo: createTodoHandler(todos) } } });
     const read = await other.client.callTool({ name: "todo", arguments: {} });
     expect(JSON.stringify(read.content)).toContain("write the release notes");
+  });
+
+  it("tool search on: MCP tools deferred behind the bridges; tool_call runs the real tool; an excluded tool stays out of reach", async () => {
+    const registry = testRegistry();
+    const ran: Ran[] = [];
+    registerGithubLike(registry, "gh", ran, 20);
+    const hooked: string[] = [];
+    registry.addPreHook((call, ctx) => void hooked.push(`${call.name}:${ctx.surface}`));
+    const { client } = await serve({ registry, toolSearch: { enabled: "on" }, exclude: ["mcp__gh__delete_issue"] });
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(["echo", "tool_search", "tool_describe", "tool_call"]));
+    expect(names.some((n) => n.startsWith("mcp__"))).toBe(false);
+    const found = await client.callTool({ name: "tool_search", arguments: { query: "create issue" } });
+    expect(JSON.stringify(found.content)).toContain("mcp__gh__create_issue");
+    const called = await client.callTool({ name: "tool_call", arguments: { name: "mcp__gh__create_issue", arguments: { owner: "acme", repo: "web" } } });
+    expect(called.isError ?? false).toBe(false);
+    const excluded = await client.callTool({ name: "tool_call", arguments: { name: "mcp__gh__delete_issue", arguments: { owner: "acme", repo: "web" } } });
+    expect(excluded.isError).toBe(true);
+    expect(ran.map((r) => r.name)).toEqual(["mcp__gh__create_issue"]);
+    expect(hooked.filter((h) => h.startsWith("mcp__"))).toEqual(["mcp__gh__create_issue:mcp"]);
   });
 
   it("a typo in a toolset fails at creation, not as an empty list", async () => {

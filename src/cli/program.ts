@@ -141,7 +141,8 @@ function buildProgram(): Command {
     .option("--stateless", "HTTP: no sessions (a new server per request; no elicitation, so dangerous commands are refused)")
     .option("--print-tools", "print the tool list as JSON (what tools/list answers) and exit")
     .option("--with-session <id>", "also serve todo, memory and session_search, bound to this stored session (started when not stored yet)")
-    .action(async (options: { transport: "stdio" | "http"; host?: string; port?: number; toolsets?: string[]; tools?: string[]; exclude?: string[]; tokenEnv?: string; stateless?: boolean; printTools?: boolean; withSession?: string }) => {
+    .addOption(new Option("--tool-search <mode>", "defer MCP and plugin tools behind tool_search / tool_describe / tool_call (docs/tool-search.md); auto uses config.yaml's tool_search threshold").choices(["auto", "on", "off"]))
+    .action(async (options: { transport: "stdio" | "http"; host?: string; port?: number; toolsets?: string[]; tools?: string[]; exclude?: string[]; tokenEnv?: string; stateless?: boolean; printTools?: boolean; withSession?: string; toolSearch?: "auto" | "on" | "off" }) => {
       const { mcpServeCommand } = await import("./commands/mcp-serve.js");
       process.exitCode = await mcpServeCommand(options, withRuntime);
     });

@@ -25,6 +25,8 @@ export interface McpServeOptions {
   printTools?: boolean;
   /** Serve todo, memory and session_search bound to this stored session (started when not stored yet). */
   withSession?: string;
+  /** Tool search: the mode, with config.yaml's other `tool_search` settings (threshold, limits). Default off. */
+  toolSearch?: "auto" | "on" | "off";
 }
 
 export class McpServeUsageError extends Error {
@@ -47,6 +49,7 @@ function serverOptions(runtime: Runtime, options: McpServeOptions, wiring: Sessi
     tools: options.tools,
     exclude: options.exclude,
     agentLoop: wiring === undefined ? undefined : { sessionId: wiring.sessionId, handlers: wiring.handlers },
+    toolSearch: options.toolSearch === undefined ? undefined : { ...runtime.config.config.toolSearch, enabled: options.toolSearch },
   };
 }
 

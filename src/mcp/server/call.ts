@@ -12,6 +12,7 @@ import type { ToolRegistry } from "../../registry/tool-registry.js";
 import { mcpCallScope, type McpCallScope } from "./elicitation-surface.js";
 import { toMcpResult, type McpCallResult } from "./results.js";
 import type { McpAgentLoopBinding } from "./types.js";
+import type { ToolSearchBridge } from "../../agent/tool-search/bridge.js";
 
 export interface CallRequest {
   name: string;
@@ -32,6 +33,8 @@ export interface CallContext {
   sendProgress: (token: string | number, progress: number, message: string) => Promise<void>;
   /** The agent-loop tools' handlers and the stored session they work on (`McpServerOptions.agentLoop`). */
   agentLoop?: McpAgentLoopBinding | undefined;
+  /** The tool search bridge when tool search defers tools: it answers the bridges and unwraps `tool_call`. */
+  toolSearch?: (() => ToolSearchBridge | undefined) | undefined;
 }
 
 export async function callTool(request: CallRequest, context: CallContext): Promise<McpCallResult> {
@@ -53,8 +56,10 @@ export async function callTool(request: CallRequest, context: CallContext): Prom
   const bound = context.agentLoop;
   const loopCall = bound !== undefined && bound.handlers[name] !== undefined && context.registry.isAgentLoopTool(name);
   try {
+    const bridge = context.toolSearch?.();
+    const dispatch = bridge === undefined ? handleFunctionCallDetailed : bridge.handleFunctionCallDetailed.bind(bridge);
     const outcome = await mcpCallScope.run(context.scope, () =>
-      handleFunctionCallDetailed(name, request.arguments ?? {}, {
+      dispatch(name, request.arguments ?? {}, {
         registry: context.registry,
         signal: context.signal,
         sessionId: loopCall ? bound.sessionId : context.sessionId,

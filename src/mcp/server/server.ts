@@ -48,6 +48,8 @@ export async function createMcpServer(options: McpServerOptions = {}): Promise<M
     tools: options.tools,
     exclude: options.exclude,
     agentLoopTools: options.agentLoop === undefined ? undefined : new Set(Object.keys(options.agentLoop.handlers).filter((name) => options.agentLoop!.handlers[name] !== undefined)),
+    toolSearch: options.toolSearch,
+    contextTokens: options.contextTokens,
   });
   for (const name of lister.unknownNames()) logger.warn(`mcp server: no tool named ${name} is registered`);
   const watcher = new ListChangedWatcher(
@@ -102,6 +104,7 @@ export async function createMcpServer(options: McpServerOptions = {}): Promise<M
         {
           registry,
           allowedTools: () => lister.names(),
+          toolSearch: () => lister.bridge(),
           sessionId,
           signal: extra.signal,
           scope,

@@ -5,6 +5,9 @@
  * state, which a stateless MCP call does not have) unless the server is bound to a stored session that
  * has their handlers, with annotations from annotations.ts.
  */
+import type { ToolSearchBridge } from "../../agent/tool-search/bridge.js";
+import { isBridgeToolName } from "../../agent/tool-search/names.js";
+import { planToolDefinitions } from "../../agent/tool-search/plan.js";
 import { getToolDefinitions } from "../../definitions/get-tool-definitions.js";
 import type { ToolRegistry } from "../../registry/tool-registry.js";
 import type { OpenAIToolDefinition } from "../../registry/types.js";
@@ -19,13 +22,16 @@ export interface ToolSelectionOptions {
   exclude?: readonly string[] | undefined;
   /** Agent-loop tools that have a handler here (`McpServerOptions.agentLoop`) are served; the rest are not. */
   agentLoopTools?: ReadonlySet<string> | undefined;
+  /** Tool search settings (`McpServerOptions.toolSearch`); undefined or false: every tool listed directly. */
+  toolSearch?: unknown;
+  contextTokens?: number | undefined;
 }
 
 /** How long `names()` reuses its answer within one registry generation. */
 const NAMES_TTL_MS = 1_000;
 
 export class ToolLister {
-  private cachedNames: { generation: number; at: number; names: ReadonlySet<string> } | undefined;
+  private cachedNames: { generation: number; at: number; names: ReadonlySet<string>; bridge: ToolSearchBridge | undefined } | undefined;
   private readonly only: ReadonlySet<string> | undefined;
   private readonly exclude: ReadonlySet<string>;
 
@@ -38,20 +44,31 @@ export class ToolLister {
 
   /** The definitions of the tools served now. Later lists only warn about an unknown toolset: an MCP server's toolset may come and go. */
   definitions(unknownToolsets: "error" | "warn" = "warn"): OpenAIToolDefinition[] {
+    return this.plan(unknownToolsets).definitions;
+  }
+
+  /**
+   * What is served now: the definitions, and with tool search the bridge and what it may reach. The
+   * `tools`/`exclude` names narrow the deferred tools too, so an excluded tool is no more reachable
+   * through `tool_call` than directly.
+   */
+  plan(unknownToolsets: "error" | "warn" = "warn"): { definitions: OpenAIToolDefinition[]; bridge: ToolSearchBridge | undefined; reach: ReadonlySet<string> } {
     const { registry } = this.options;
-    const all = getToolDefinitions({
-      registry,
-      enabledToolsets: this.options.enabledToolsets,
-      disabledToolsets: this.options.disabledToolsets,
-      unknownToolsets,
-      quiet: true,
-    });
-    return all.filter((d) => {
-      const name = d.function.name;
+    const served = (name: string): boolean => {
       if (this.only !== undefined && !this.only.has(name)) return false;
       if (this.exclude.has(name)) return false;
       return !registry.isAgentLoopTool(name) || this.options.agentLoopTools?.has(name) === true;
-    });
+    };
+    const selection = { registry, enabledToolsets: this.options.enabledToolsets, disabledToolsets: this.options.disabledToolsets, unknownToolsets, quiet: true };
+    if (this.options.toolSearch === undefined || this.options.toolSearch === false) {
+      const definitions = getToolDefinitions(selection).filter((d) => served(d.function.name));
+      return { definitions, bridge: undefined, reach: new Set(definitions.map((d) => d.function.name)) };
+    }
+    const agentLoop = Object.fromEntries([...(this.options.agentLoopTools ?? [])].map((name) => [name, true]));
+    const plan = planToolDefinitions({ ...selection, agentLoop, toolSearch: this.options.toolSearch, contextTokens: this.options.contextTokens });
+    const definitions = plan.definitions.filter((d) => isBridgeToolName(d.function.name) || served(d.function.name));
+    if (plan.bridge === undefined) return { definitions, bridge: undefined, reach: new Set(definitions.map((d) => d.function.name)) };
+    return { definitions, bridge: plan.bridge, reach: new Set([...plan.allowedTools].filter((name) => isBridgeToolName(name) || served(name))) };
   }
 
   /** Names of the `tools` option that are not registered (for a warning at start). */
@@ -78,9 +95,15 @@ export class ToolLister {
     const now = Date.now();
     const cached = this.cachedNames;
     if (cached !== undefined && cached.generation === generation && now - cached.at < NAMES_TTL_MS) return cached.names;
-    const names = new Set(this.definitions().map((d) => d.function.name));
-    this.cachedNames = { generation, at: now, names };
+    const { reach: names, bridge } = this.plan();
+    this.cachedNames = { generation, at: now, names, bridge };
     return names;
+  }
+
+  /** The tool search bridge of the current plan (`names()`' answer), when tool search defers tools. */
+  bridge(): ToolSearchBridge | undefined {
+    this.names();
+    return this.cachedNames?.bridge;
   }
 }
 

@@ -60,6 +60,14 @@ export interface McpServerOptions {
    * agent's state. `mibyan mcp serve --with-session ID` builds this from the profile home.
    */
   agentLoop?: McpAgentLoopBinding | undefined;
+  /**
+   * Tool search (docs/tool-search.md): config.yaml's `tool_search` section, `{ enabled: "auto" | "on" |
+   * "off" }`, `true` or `false`. When it defers the selection's MCP and plugin tools, clients see
+   * `tool_search` / `tool_describe` / `tool_call` in their place; a bridged call runs the real tool. Default off.
+   */
+  toolSearch?: unknown;
+  /** The client model's context window in tokens, for tool search's share (unknown: a fixed cutoff). */
+  contextTokens?: number | undefined;
 }
 
 export interface McpAgentLoopBinding {
