@@ -4,7 +4,7 @@
  * (the built CLI) against the scripted endpoint.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -106,4 +106,56 @@ describe("mibyan chat (interactive, prompts from a pipe)", () => {
       { role: "assistant", content: "Answer after the interrupt." },
     ]);
   });
+});
+
+describe("mibyan chat (interactive, on a terminal)", () => {
+  // Under a pseudo-terminal (util-linux script): the gate's approval prompt shares the terminal with
+  // the chat's own line reader; the answer typed there must reach the prompt, not become a message.
+  it.skipIf(!existsSync("/usr/bin/script"))("a dangerous command asks on the terminal; 'd' denies it, the files stay, the session goes on", async () => {
+    const home = tempDir("mibyan-chat-i-tty-");
+    const victim = path.join(home, "keep");
+    mkdirSync(victim);
+    writeFileSync(path.join(victim, "data.txt"), "keep me\n");
+    writeFileSync(path.join(home, "config.yaml"), "approvals:\n  timeout_seconds: 8\n");
+    const server = await serve([reply.toolCalls([{ name: "terminal", args: { command: `rm -rf ${victim}` } }]), reply.text("Left it alone."), reply.text("Bye for now.")]);
+    const quote = (word: string) => `'${word.replace(/'/g, "'\\''")}'`;
+    const command = [process.execPath, BIN, "chat", "--model", "m", "--base-url", server.baseURL].map(quote).join(" ");
+    const child = spawn("/usr/bin/script", ["-qec", command, "/dev/null"], { env: env(home), cwd: home, stdio: ["pipe", "pipe", "pipe"] });
+    let screen = "";
+    const seen = (text: string) =>
+      new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`never saw ${JSON.stringify(text)} in:\n${screen}`)), 8_000);
+        const check = () => {
+          if (!screen.includes(text)) return;
+          clearTimeout(timer);
+          child.stdout.off("data", check);
+          resolve();
+        };
+        child.stdout.on("data", check);
+        check();
+      });
+    child.stdout.on("data", (chunk: Buffer) => (screen += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+    try {
+      await seen("> ");
+      child.stdin.write("delete the keep folder\r");
+      await seen("[d]eny");
+      child.stdin.write("d\r");
+      await seen("Reason");
+      child.stdin.write("\r");
+      await seen("Left it alone.");
+      child.stdin.write("and now?\r");
+      await seen("Bye for now.");
+      child.stdin.write("/exit\r");
+      const code = await Promise.race([exited, new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), 8_000))]);
+      expect(code, screen).toBe(0);
+    } finally {
+      child.kill("SIGKILL");
+    }
+    expect(readFileSync(path.join(victim, "data.txt"), "utf8")).toBe("keep me\n");
+    // Three requests: the answer "d" and the empty reason were not sent as messages.
+    expect(server.requests).toHaveLength(3);
+    const users = (server.requests[2]!.body.messages as Json[]).filter((m) => m.role === "user").map((m) => m.content);
+    expect(users).toEqual(["delete the keep folder", "and now?"]);
+  }, 30_000);
 });

@@ -80,6 +80,11 @@ export async function runInteractiveChat(turn: InteractiveTurn, sessionId: strin
         if (result.status !== "completed") process.stderr.write(`(${result.status})\n`);
       } finally {
         current = undefined;
+        // The approval prompt's own reader, closed, paused stdin and left raw mode: take the terminal back.
+        if (tty) {
+          process.stdin.setRawMode?.(true);
+          process.stdin.resume();
+        }
       }
     }
   } finally {
