@@ -44,6 +44,21 @@ async function failure(promise: Promise<unknown>): Promise<AgentEndpointError> {
   return thrown as AgentEndpointError;
 }
 
+describe("no key", () => {
+  it("runs against an endpoint that takes none (no apiKey, no OPENAI_API_KEY): a placeholder, never an untyped client error", async () => {
+    server = await startScriptedOpenAI([reply.text("hello without a key")]);
+    const saved = process.env.OPENAI_API_KEY;
+    delete process.env.OPENAI_API_KEY;
+    try {
+      const result = await runAgent(options(server.baseURL, { apiKey: undefined }));
+      expect(result.finalText).toBe("hello without a key");
+      expect(server.requests[0]!.headers.authorization).toBe("Bearer no-key");
+    } finally {
+      if (saved !== undefined) process.env.OPENAI_API_KEY = saved;
+    }
+  });
+});
+
 describe("retries", () => {
   it("429 with Retry-After: 1 is retried after about a second, and the run completes", async () => {
     server = await startScriptedOpenAI([reply.error(429, "slow down", { "retry-after": "1" }), reply.text("finally")]);

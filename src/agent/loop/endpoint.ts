@@ -10,6 +10,9 @@ import { completionFromResponse, StreamAccumulator, type Completion } from "./co
 import { AgentConfigError, AgentEndpointError, type AgentEndpointErrorKind } from "./errors.js";
 import { abortableSleep, backoffMs, retryableStatus, retryAfterMs, type RetryPolicy } from "./retry.js";
 
+/** What the Authorization header carries when no key is configured (a local endpoint). */
+const NO_KEY = "no-key";
+
 type OpenAIModule = typeof import("openai");
 type OpenAIClient = InstanceType<OpenAIModule["OpenAI"]>;
 
@@ -111,8 +114,9 @@ export class ChatEndpoint {
     const mod = await loadOpenAI();
     const client = new mod.OpenAI({
       baseURL: options.baseURL.href.replace(/\/$/, ""),
-      // The client refuses to start without a key; local endpoints usually take none, and the header then carries nothing useful.
-      apiKey: options.apiKey ?? "",
+      // The client refuses to start without a key (an empty one too); local endpoints usually take none,
+      // and the header then carries this placeholder, which means nothing to anyone.
+      apiKey: options.apiKey === undefined || options.apiKey === "" ? NO_KEY : options.apiKey,
       defaultHeaders: options.headers === undefined ? undefined : { ...options.headers },
       maxRetries: 0,
       timeout: options.timeoutMs,

@@ -110,6 +110,8 @@ export async function runChatCommand(options: ChatOptions): Promise<number> {
         session: session.session,
         handlers: session.handlers,
         systemPrompt: { memory: session.memory },
+        // config.yaml's tool_search section (docs/tool-search.md): MCP and plugin tools deferred past its share.
+        toolSearch: config.toolSearch,
         signal,
         onEvent: options.json ? undefined : activity,
       });
