@@ -9,7 +9,7 @@
  */
 import { execFile, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -153,6 +153,14 @@ export async function createConsumerProject(dir: string, tarball: string, extra:
     rmSync(path.join(dir, "package-lock.json"), { force: true });
     await run("npm", ["install", "--prefer-offline", "--no-package-lock", ...quiet], { cwd: dir, timeout: 180_000 });
     installedFrom = "registry";
+  }
+  // Install scripts are off, so better-sqlite3 (an optional dependency, native) is not built here: it gets
+  // the repository's own binary, the same version built for this Node, so the session store's examples run.
+  const sqlite = path.join(dir, "node_modules/better-sqlite3");
+  const binary = path.join(REPO, "node_modules/better-sqlite3/build/Release/better_sqlite3.node");
+  if (existsSync(sqlite) && existsSync(binary) && !existsSync(path.join(sqlite, "build/Release/better_sqlite3.node"))) {
+    mkdirSync(path.join(sqlite, "build/Release"), { recursive: true });
+    copyFileSync(binary, path.join(sqlite, "build/Release/better_sqlite3.node"));
   }
   // @types/node where only tsconfig.node.json looks (typeRoots), never in node_modules/@types.
   mkdirSync(path.join(dir, "node-types"));

@@ -49,7 +49,12 @@ export function toStoreError(thrown: unknown, file: string): SessionStoreError {
   const code = sqliteCodeOf(thrown);
   const detail = thrown instanceof Error ? thrown.message : String(thrown);
   const at = `session store ${file}`;
-  if (code === undefined) return new SessionStoreError("io", `${at}: ${detail}`, { cause: thrown });
+  if (code === undefined) {
+    // The driver's JavaScript loaded but its native part was never built (an install with scripts off).
+    const unbuilt = /Could not locate the bindings file/.test(detail);
+    const hint = unbuilt ? ": better-sqlite3 is installed but not built (were install scripts off?); run `npm rebuild better-sqlite3`" : "";
+    return new SessionStoreError("io", `${at}: ${unbuilt ? detail.split("\n")[0] : detail}${hint}`, { cause: thrown });
+  }
   if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) {
     return new SessionStoreError("locked", `${at} is locked by another writer (${code}); try again`, { cause: thrown, sqliteCode: code });
   }
