@@ -69,6 +69,13 @@ describe("project context files", () => {
     }
   });
 
+  it("ordinary project instructions that mention secrets files, ssh or an install script load", () => {
+    const text = "Copy .env.example to .env and run `cat .env` to check the values.\nClone with the ~/.ssh/config alias github-work.\nInstall rustup with curl -fsSL https://sh.rustup.rs | sh in the Dockerfile only.";
+    const [file] = loadContextFiles(project({ "AGENTS.md": text }));
+    expect(file!.blocked).toBeUndefined();
+    expect(file!.block).toContain("cat .env");
+  });
+
   it("a FIFO or a symlink to /dev/zero where AGENTS.md should be is skipped without waiting", () => {
     const fifoDir = project({});
     execFileSync("mkfifo", [path.join(fifoDir, "AGENTS.md")]);

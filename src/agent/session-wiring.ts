@@ -13,12 +13,12 @@ import { FileMemoryStore, memoryStoreOptionsFromConfig } from "./stores/memory/f
 import { SessionStoreError } from "./stores/sessions/errors.js";
 import { openSessionStore } from "./stores/sessions/sqlite-store.js";
 import type { SqliteSessionStore } from "./stores/sessions/sqlite-store.js";
+import { sessionRecorder } from "./stores/sessions/recorder.js";
 import { hydrateTodosFromHistory } from "./stores/todo-history.js";
 import { InMemoryTodoStore } from "./stores/todo-store.js";
 import { createMemoryHandler, MEMORY_TOOL } from "./tools/memory.js";
 import { createSessionSearchHandler, SESSION_SEARCH_TOOL } from "./tools/session-search.js";
 import { createTodoHandler, TODO_TOOL } from "./tools/todo.js";
-import { StoreSessionRecorder } from "./session-recorder.js";
 import type { AgentLoopHandlers, MemorySnapshotSource, SessionRecorder } from "./types.js";
 
 export interface SessionWiringOptions {
@@ -75,13 +75,15 @@ export async function openSessionWiring(options: SessionWiringOptions): Promise<
     } else {
       sessionId = store.createSession({ source: options.source ?? "cli", model: options.model ?? null }).id;
     }
-    const session = new StoreSessionRecorder(store, sessionId);
+    const recorder = await sessionRecorder(store, { id: sessionId, resume: true });
+    // The store's recorder is typed structurally (the store does not depend on the loop); it is the loop's.
+    const session: SessionRecorder = recorder;
 
     const memoryStore = new FileMemoryStore(memoryStoreOptionsFromConfig(options.memory, options.home));
     const memoryOn = memoryStore.enabledTargets.length > 0;
     const todos = new InMemoryTodoStore();
     // The todo list lives in memory: a resumed session gets it back from its last todo result.
-    if (resumed) await hydrateTodosFromHistory(todos, sessionId, await session.history());
+    if (resumed) await hydrateTodosFromHistory(todos, sessionId, await recorder.history());
 
     const handlers: AgentLoopHandlers = {
       todo: createTodoHandler(todos),

@@ -26,8 +26,9 @@ export const MAX_CONTEXT_TOTAL_CHARS = 40_000;
 /**
  * Findings that keep a file out of the prompt: text aimed at the model's instructions, at hiding
  * things, or at sending secrets out. Other patterns of the memory scan (a `curl | sh` install line,
- * a path under ~/.ssh) are ordinary in a project's own instructions, and the approval gate judges
- * any command the model runs because of them.
+ * a path under ~/.ssh, `cat .env`) are ordinary in a project's own instructions ("copy .env.example to
+ * .env and check it"), and the approval gate judges any command the model runs because of them, whose
+ * output is redacted before the model reads it.
  */
 const BLOCKING = new Set([
   "prompt_injection",
@@ -45,7 +46,6 @@ const BLOCKING = new Set([
   "markdown_image_exfil",
   "exfil_curl",
   "exfil_wget",
-  "read_secrets",
   "variation_selector_run",
 ]);
 
