@@ -113,20 +113,34 @@ function looksLikeError(text: string): boolean {
   }
 }
 
-/** Whether the messages hold any answer (approved or not) to an approval request of this call id. */
-function answeredInMessages(messages: readonly ModelMessage[] | undefined, toolCallId: string): boolean {
-  if (messages === undefined) return false;
+/**
+ * The person's answer in `messages` to the approval requests made for `toolCallId`: `none` when
+ * nothing answered one, `denied` when any answer was a denial, else `approved`.
+ */
+function approvalAnswer(messages: readonly ModelMessage[] | undefined, toolCallId: string): "none" | "approved" | "denied" {
+  if (messages === undefined) return "none";
   const requested = new Set<string>();
   for (const message of messages) {
     if (message.role !== "assistant" || typeof message.content === "string") continue;
     for (const part of message.content) if (part.type === "tool-approval-request" && part.toolCallId === toolCallId) requested.add(part.approvalId);
   }
-  if (requested.size === 0) return false;
+  if (requested.size === 0) return "none";
+  let answer: "none" | "approved" = "none";
   for (const message of messages) {
     if (message.role !== "tool") continue;
-    for (const part of message.content) if (part.type === "tool-approval-response" && requested.has(part.approvalId)) return true;
+    for (const part of message.content) {
+      if (part.type !== "tool-approval-response" || !requested.has(part.approvalId)) continue;
+      // A denial anywhere is a denial.
+      if (!part.approved) return "denied";
+      answer = "approved";
+    }
   }
-  return false;
+  return answer;
+}
+
+/** Whether the messages hold any answer (approved or not) to an approval request of this call id. */
+function answeredInMessages(messages: readonly ModelMessage[] | undefined, toolCallId: string): boolean {
+  return approvalAnswer(messages, toolCallId) !== "none";
 }
 
 /**
@@ -137,23 +151,6 @@ function answeredInMessages(messages: readonly ModelMessage[] | undefined, toolC
  * the person approved, not to whatever else runs in the session.
  */
 export function approvedInMessages(messages: readonly ModelMessage[] | undefined, toolCallId: string): boolean {
-  if (messages === undefined) return false;
-  const requested = new Set<string>();
-  for (const message of messages) {
-    if (message.role !== "assistant" || typeof message.content === "string") continue;
-    for (const part of message.content) if (part.type === "tool-approval-request" && part.toolCallId === toolCallId) requested.add(part.approvalId);
-  }
-  if (requested.size === 0) return false;
-  let approved = false;
-  for (const message of messages) {
-    if (message.role !== "tool") continue;
-    for (const part of message.content) {
-      if (part.type !== "tool-approval-response" || !requested.has(part.approvalId)) continue;
-      // The last answer counts; a denial anywhere is a denial.
-      if (!part.approved) return false;
-      approved = true;
-    }
-  }
-  return approved;
+  return approvalAnswer(messages, toolCallId) === "approved";
 }
 
