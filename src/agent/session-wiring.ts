@@ -16,7 +16,7 @@ import type { SqliteSessionStore } from "./stores/sessions/sqlite-store.js";
 import { sessionRecorder } from "./stores/sessions/recorder.js";
 import { hydrateTodosFromHistory } from "./stores/todo-history.js";
 import { InMemoryTodoStore } from "./stores/todo-store.js";
-import { createMemoryHandler, MEMORY_TOOL } from "./tools/memory.js";
+import { createMemoryHandler, MEMORY_TOOL, type MemoryHandlerOptions } from "./tools/memory.js";
 import { createSessionSearchHandler, SESSION_SEARCH_TOOL } from "./tools/session-search.js";
 import { createTodoHandler, TODO_TOOL } from "./tools/todo.js";
 import type { AgentLoopHandlers, MemorySnapshotSource, SessionRecorder } from "./types.js";
@@ -36,6 +36,8 @@ export interface SessionWiringOptions {
   createIfMissing?: boolean | undefined;
   /** The new session's source (default `cli`). */
   source?: string | undefined;
+  /** Asks whether a memory write may happen when `memory.write_approval` is on (without it such writes are refused). */
+  approveMemoryWrite?: MemoryHandlerOptions["approveWrite"];
 }
 
 export interface SessionWiring {
@@ -89,7 +91,7 @@ export async function openSessionWiring(options: SessionWiringOptions): Promise<
       todo: createTodoHandler(todos),
       session_search: createSessionSearchHandler(store),
     };
-    if (memoryOn) handlers.memory = createMemoryHandler(memoryStore, { writeApproval: options.memory.writeApproval === true });
+    if (memoryOn) handlers.memory = createMemoryHandler(memoryStore, { writeApproval: options.memory.writeApproval === true, approveWrite: options.approveMemoryWrite });
     registerAgentLoopTools(options.registry, memoryOn);
 
     return {
