@@ -103,6 +103,8 @@ export class ApprovalGate {
   private readonly sessions = new SessionStates();
   private readonly onceTtlMs: number;
   private surface?: ApprovalSurface;
+  /** Surfaces of single sessions (a delegated child's, say), asked instead of the gate's own for that session's checks. */
+  private readonly sessionSurfaces = new Map<string, ApprovalSurface>();
   private reviewer?: SmartReviewer;
   private warnedNoReviewer = false;
 
@@ -148,6 +150,20 @@ export class ApprovalGate {
     this.surface = surface;
   }
 
+  /**
+   * Who is asked for the checks of one session, instead of the gate's surface: a delegated child's
+   * surface answers for it without asking anybody (src/agent/delegation/). A check's own `surface`
+   * still wins; every step before the ask (hardline, deny rules, mode, allowlist) still runs. Keyed by
+   * session id rather than carried in an async context, so no process-wide promise hooks are needed.
+   * Returns a function that removes it (only if it is still the one registered).
+   */
+  setSessionSurface(sessionId: string, surface: ApprovalSurface): () => void {
+    this.sessionSurfaces.set(sessionId, surface);
+    return () => {
+      if (this.sessionSurfaces.get(sessionId) === surface) this.sessionSurfaces.delete(sessionId);
+    };
+  }
+
   /** Turns the session's yolo toggle on or off (everything but hardline rules and deny rules passes). */
   setYolo(sessionId: string, on: boolean): void {
     this.sessions.get(sessionId).yolo = on;
@@ -180,6 +196,7 @@ export class ApprovalGate {
   /** Forgets everything about a session. */
   endSession(sessionId: string): void {
     this.sessions.end(sessionId);
+    this.sessionSurfaces.delete(sessionId);
   }
 
   /** Whether smart review stopped for this session after repeated denials. */
@@ -396,7 +413,7 @@ export class ApprovalGate {
       }
     }
 
-    const surface = options.surface ?? this.defaultSurface();
+    const surface = options.surface ?? this.sessionSurfaces.get(options.sessionId) ?? this.defaultSurface();
     let answer: ApprovalAnswer;
     try {
       answer = await surface.ask(request, signal);
@@ -429,6 +446,9 @@ export class ApprovalGate {
     }
     if (by === "non_interactive") {
       this.logger.warn(`approvals: non-interactive run approved a flagged command (approvals.non_interactive: allow): ${redactSecrets(shown)}`);
+    }
+    if (by === "subagent") {
+      this.logger.warn(`approvals: a subagent's flagged command was approved without asking (delegation.subagent_auto_approve: true): ${redactSecrets(shown)}`);
     }
     const reason =
       answer.scope === "once" ? "Approved for this command only." : answer.scope === "session" ? "Approved for this session." : "Approved for good.";

@@ -20,6 +20,8 @@ export function denialReason(by: DecisionSource, answer: ApprovalAnswer, matches
       return `The approval prompt closed without an answer (${what}), so the command was not run.`;
     case "non_interactive":
       return `This command needs approval (${what}) and this run is non-interactive, so it was not run. Choose a safer approach or ask the user to run it.`;
+    case "subagent":
+      return `This command needs approval (${what}), and a subagent cannot ask anybody, so it was not run. Do not retry it; say in your summary that it needs the user's approval.`;
     case "framework":
       return `This needs the user's approval (${what}), which the application asks for: ${answer.reason ?? "call the tool again with the same arguments to ask the user"}. It was not run yet.`;
     case "error":

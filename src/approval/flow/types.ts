@@ -44,6 +44,8 @@ export type DecisionSource =
    * on the model's next call of the same tool with the same arguments. A denial for now.
    */
   | "framework"
+  /** A delegated subagent's session: nobody is asked (`delegation.subagent_auto_approve` decides). */
+  | "subagent"
   /** Nobody answered in time (terminal prompt or gateway expiry). */
   | "timeout"
   /** The terminal closed (EOF) before an answer. */
