@@ -142,6 +142,7 @@ describe("loadConfig", () => {
       processes: { results: {} },
       memory: { memoryEnabled: true, userProfileEnabled: true, memoryCharLimit: 2200, userCharLimit: 1375, writeApproval: false },
       toolSearch: { enabled: "auto", thresholdPct: 10, searchDefaultLimit: 5, maxSearchLimit: 20 },
+      delegation: { maxIterations: 50, maxSpawnDepth: 1, orchestratorEnabled: true, subagentAutoApprove: false, maxSummaryChars: 24000 },
       model: {},
     });
   });
@@ -247,6 +248,7 @@ terminal:
       processes: { results: {} },
       memory: { memoryEnabled: true, userProfileEnabled: true, memoryCharLimit: 2200, userCharLimit: 1375, writeApproval: false },
       toolSearch: { enabled: "auto", thresholdPct: 10, searchDefaultLimit: 5, maxSearchLimit: 20 },
+      delegation: { maxIterations: 50, maxSpawnDepth: 1, orchestratorEnabled: true, subagentAutoApprove: false, maxSummaryChars: 24000 },
       model: {},
     });
     expect((loaded.document as { tools: unknown }).tools).toEqual({
@@ -278,6 +280,7 @@ terminal:
       processes: { results: {} },
       memory: { memoryEnabled: true, userProfileEnabled: true, memoryCharLimit: 2200, userCharLimit: 1375, writeApproval: false },
       toolSearch: { enabled: "auto", thresholdPct: 10, searchDefaultLimit: 5, maxSearchLimit: 20 },
+      delegation: { maxIterations: 50, maxSpawnDepth: 1, orchestratorEnabled: true, subagentAutoApprove: false, maxSummaryChars: 24000 },
       model: {},
     });
   });

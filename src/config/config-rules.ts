@@ -207,6 +207,51 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
     default: 20,
     description: "The most matches one tool_search returns.",
   },
+  // delegation: delegate_task's subagents (docs/delegation.md)
+  {
+    path: "delegation.max_iterations",
+    type: integerRangeType(1, 10_000),
+    default: 50,
+    description: "Requests a subagent may make that end in tool calls (its own budget; the model cannot choose it).",
+  },
+  {
+    path: "delegation.max_concurrent_children",
+    type: integerRangeType(1, 100),
+    description: "Most tasks one delegate_task call may run (all at once); default 3, or DELEGATION_MAX_CONCURRENT_CHILDREN.",
+  },
+  {
+    path: "delegation.max_spawn_depth",
+    type: integerRangeType(1, 100),
+    default: 1,
+    description: "Levels of delegation: 1 lets only the top-level agent delegate; 2 lets an orchestrator child delegate once more.",
+  },
+  {
+    path: "delegation.orchestrator_enabled",
+    type: ConfigTypes.boolean,
+    default: true,
+    description: "Honour role: orchestrator (when max_spawn_depth allows); false makes every child a leaf.",
+  },
+  {
+    path: "delegation.subagent_auto_approve",
+    type: ConfigTypes.boolean,
+    default: false,
+    description: "A subagent's command that needs approval runs once without asking (false: denied; hardline and deny rules block either way).",
+  },
+  {
+    path: "delegation.child_timeout_seconds",
+    type: numberRangeType(30, 86_400),
+    description: "Time limit of one subagent (off when absent); at the limit it is stopped and its task reported as timeout.",
+  },
+  {
+    path: "delegation.max_summary_chars",
+    type: integerRangeType(2000, 1_000_000),
+    default: 24_000,
+    description: "Characters of a subagent's answer handed back; a longer one is cut with a marker.",
+  },
+  { path: "delegation.model", type: ConfigTypes.string, description: "The subagents' model (default: the parent's)." },
+  { path: "delegation.base_url", type: httpUrlType, description: "The subagents' endpoint (default: the parent's)." },
+  { path: "delegation.api_key_env", type: envNameType, description: "Environment variable holding the subagents' API key (default: the parent's key, unless base_url names another endpoint)." },
+  { path: "delegation.api_key", type: secretRefusedType, description: "Never read: name the key's environment variable in delegation.api_key_env." },
   // model: the endpoint `mibyan chat` talks to (docs/chat.md); the key itself only ever comes from the environment
   { path: "model.base_url", type: httpUrlType, description: "OpenAI-compatible Chat Completions endpoint (e.g. https://api.openai.com/v1); --base-url wins, OPENAI_BASE_URL is the fallback." },
   { path: "model.name", type: ConfigTypes.string, description: "The model name the endpoint knows; --model wins." },

@@ -212,6 +212,27 @@ export interface ToolSearchSectionConfig {
   maxSearchLimit: number;
 }
 
+/** `delegation`: delegate_task's subagents (docs/delegation.md); read with `delegationSettings`. */
+export interface DelegationConfig {
+  /** A subagent's request budget. Default 50. */
+  maxIterations: number;
+  /** Tasks per call, 1-100; absent: DELEGATION_MAX_CONCURRENT_CHILDREN, else 3. */
+  maxConcurrentChildren?: number;
+  /** Default 1 (only the top-level agent delegates). */
+  maxSpawnDepth: number;
+  /** Default true. */
+  orchestratorEnabled: boolean;
+  /** Default false: a subagent's flagged command is denied. */
+  subagentAutoApprove: boolean;
+  /** Seconds, 30 or more; absent: no limit. */
+  childTimeoutSeconds?: number;
+  /** Default 24,000. */
+  maxSummaryChars: number;
+  model?: string;
+  baseUrl?: string;
+  apiKeyEnv?: string;
+}
+
 /** `model`: the endpoint `mibyan chat` uses (docs/chat.md). Flags win over these; the API key is only ever read from the environment. */
 export interface ModelConfig {
   /** OpenAI-compatible base URL (`https://api.openai.com/v1`). */
@@ -234,6 +255,7 @@ export interface MibyanConfig {
   processes: ProcessesConfig;
   memory: MemoryConfig;
   toolSearch: ToolSearchSectionConfig;
+  delegation: DelegationConfig;
   model: ModelConfig;
 }
 

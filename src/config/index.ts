@@ -16,6 +16,7 @@ export {
   type ConfigValidation,
   type ConfigValueType,
   type ConfigWarning,
+  type DelegationConfig,
   type HooksConfig,
   type McpServerConfig,
   type MemoryConfig,

@@ -13,9 +13,11 @@
  * go on writing what the agent learns about the user into USER.md and every prompt.
  * `model` is strict because a misspelt `base_url` would send the prompt, and the key, to the endpoint of
  * `OPENAI_BASE_URL` instead of the one the user named.
+ * `delegation` is strict for the same reason as `model` (its endpoint settings), and because a misspelt
+ * `subagent_auto_approve` or `max_spawn_depth` would silently run subagents under other rules than written.
  * The backends' own option mappings (`terminal.docker`, ...) are checked by each backend.
  */
-export const STRICT_SECTIONS: readonly string[] = Object.freeze(["terminal", "approvals", "mcp_servers", "hooks", "memory", "model"]);
+export const STRICT_SECTIONS: readonly string[] = Object.freeze(["terminal", "approvals", "mcp_servers", "hooks", "memory", "model", "delegation"]);
 
 /** Whether an unknown key at `path` (as written in the file) is an error. Top-level keys never are. */
 export function isStrictKeyPath(path: readonly string[]): boolean {
