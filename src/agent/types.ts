@@ -33,6 +33,12 @@ export type AgentMessage = AgentSystemMessage | AgentUserMessage | AgentAssistan
 interface MessageExtras {
   /** Milliseconds since the epoch, when the loop made the message. */
   timestamp?: number | undefined;
+  /**
+   * Set on messages the loop made up rather than the user or the model wrote: a compaction's summary
+   * (`compaction_summary`) and re-injected snapshot (`compaction_snapshot`). Never sent as a field;
+   * a session store keeps it (stored for resuming, not indexed for search).
+   */
+  synthetic?: string | undefined;
   [internal: `_${string}`]: unknown;
 }
 
@@ -77,7 +83,22 @@ export type AgentLoopToolName = "todo" | "memory" | "session_search" | "delegate
  * A handler for an agent-loop tool. When it has `beginTurn` (the memory tool's per-turn failure
  * count does), the loop calls it once at the start of each `runAgent` call, which is one user turn.
  */
-export type AgentLoopToolHandler = AgentLoopHandler & { beginTurn?: ((sessionId?: string) => void) | undefined };
+export type AgentLoopToolHandler = AgentLoopHandler & {
+  beginTurn?: ((sessionId?: string) => void) | undefined;
+  /**
+   * The block to re-inject after a compaction (the todo list's active items), or null for none.
+   * Asked once per compaction; the loop puts it right after the summary.
+   */
+  snapshotForCompaction?: ((sessionId: string) => Awaitable<string | null>) | undefined;
+} & SessionContinuationAware;
+
+/**
+ * Per-session state that follows a conversation into the session a compaction continues it in
+ * (the todo list, the frozen memory snapshot): `from` ended, `to` continues it.
+ */
+export interface SessionContinuationAware {
+  continueSession?: ((fromSessionId: string, toSessionId: string) => Awaitable<void>) | undefined;
+}
 
 export type AgentLoopHandlers = Partial<Record<AgentLoopToolName, AgentLoopToolHandler>>;
 
@@ -112,10 +133,17 @@ export interface SessionRecorder {
   append(messages: readonly AgentMessage[], usage?: AgentUsage): Awaitable<void>;
   /** The run is over (any status). Not the session's end: a chat runs the loop once per user turn. */
   runEnded?(info: { status: RunAgentStatus | "error"; usage: AgentUsage }): Awaitable<void>;
+  /**
+   * The loop compacted the conversation: end this session (end_reason `compaction`) and start its
+   * continuation (parent = this session) holding `conversation`, the compacted messages. Returns the
+   * continuation's id; from then on `id`, `history()` and `append` are the continuation's. Without
+   * it, a compaction only changes what is sent: the session keeps everything and its id.
+   */
+  continueCompacted?(conversation: readonly AgentMessage[]): Awaitable<string>;
 }
 
 /** What the volatile prompt tier shows of memory: the session's frozen snapshot (`MemoryStore.snapshot` fits). */
-export interface MemorySnapshotSource {
+export interface MemorySnapshotSource extends SessionContinuationAware {
   snapshot(sessionId: string): Awaitable<{ readonly text: string | null }>;
 }
 
@@ -147,6 +175,25 @@ export type AgentEvent =
     }
   /** The iteration budget ran out: the summary request follows. */
   | { type: "budget_exhausted"; turns: number }
+  /** The conversation was compacted before the next request (docs/compaction.md). Token counts are estimates. */
+  | {
+      type: "compaction";
+      tokensBefore: number;
+      tokensAfter: number;
+      /** Messages the summary replaced. */
+      removedMessages: number;
+      /** Messages kept verbatim (the first and the last ones). */
+      keptMessages: number;
+      /** Snapshots re-injected after the summary (the todo list's active items). */
+      snapshotsInjected: number;
+      previousSessionId: string | undefined;
+      /** The session the conversation continues in (the previous one when the recorder cannot fork). */
+      sessionId: string | undefined;
+      /** Session state that could not follow (background processes, a todo list); the compaction stands. */
+      warnings?: string[];
+    }
+  /** A compaction was due but did not happen; the conversation is sent whole and the run does not try again. */
+  | { type: "compaction_failed"; reason: string; tokens: number }
   | { type: "done"; status: RunAgentStatus; finalText: string; usage: AgentUsage; turns: number };
 
 // ---- options and result ------------------------------------------------------
@@ -162,6 +209,22 @@ export interface PromptOptions {
   memory?: MemorySnapshotSource | undefined;
   /** The date shown in the volatile tier (day precision; default: today, UTC). */
   now?: Date | undefined;
+}
+
+/** `RunAgentOptions.compaction` (config.yaml's `compaction:` section, camelCased). Defaults in compaction/settings.ts. */
+export interface CompactionOptions {
+  /** Default true. */
+  enabled?: boolean | undefined;
+  /** Share of the context window (more than 0, at most 1) the prompt may take before the loop compacts. Default 0.5. */
+  threshold?: number | undefined;
+  /** Messages kept verbatim at the start (the first request). Default 3. */
+  keepFirst?: number | undefined;
+  /** Messages kept verbatim at the end (the work in progress). Default 20. */
+  keepLast?: number | undefined;
+  /** The model of the summary request (same endpoint). Default: the run's. */
+  model?: string | undefined;
+  /** The context window for compaction; default `RunAgentOptions.contextTokens`, else 128,000. */
+  contextTokens?: number | undefined;
 }
 
 export interface RetryOptions {
@@ -229,8 +292,10 @@ export interface RunAgentOptions {
    * auto, which defers them when their definitions would take more than the configured share of the context.
    */
   toolSearch?: unknown;
-  /** The model's context window in tokens, for tool search's share (default: the settings' own, else a fixed cutoff). */
+  /** The model's context window in tokens, for tool search's share (default: the settings' own, else a fixed cutoff) and compaction's threshold (default 128,000). */
   contextTokens?: number | undefined;
+  /** Context compaction (docs/compaction.md); `false` turns it off. Default: on, at half the context window. */
+  compaction?: CompactionOptions | false | undefined;
 }
 
 export interface AgentToolCallRecord {

@@ -13,6 +13,9 @@ import { executeToolCallsWithToolSearch } from "../tool-search/execute.js";
 import { registry as defaultRegistry } from "../../registry/singleton.js";
 import type { ToolCallOutcome } from "../../dispatch/execute-tool-calls.js";
 import { buildSystemPrompt } from "../prompt/system-prompt.js";
+import { Compactor } from "../compaction/compactor.js";
+import { compactionSettings } from "../compaction/settings.js";
+import { estimateFixedTokens } from "../compaction/token-estimate.js";
 import type {
   AgentAssistantMessage,
   AgentEvent,
@@ -62,7 +65,9 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   const maxTurns = checkMaxTurns(options.maxTurns ?? DEFAULT_MAX_TURNS);
   const registry = options.registry ?? defaultRegistry;
   const { signal, session } = options;
-  const sessionId = session?.id;
+  const compaction = compactionSettings(options);
+  // A compaction moves the session to its continuation (compaction/compactor.ts); the task stays.
+  let sessionId = session?.id;
   const taskId = options.taskId ?? sessionId;
   const listener = options.onEvent;
   const emit = (event: AgentEvent): void => {
@@ -98,14 +103,15 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   // One object, sent first on every request: the same bytes each time, so the provider's prefix cache holds.
   const systemMessage: ApiMessage | undefined = systemPrompt === null ? undefined : { role: "system", content: systemPrompt };
 
-  const endpoint = await ChatEndpoint.open({
+  const endpointOptions = {
     baseURL,
     apiKey: options.apiKey ?? process.env.OPENAI_API_KEY,
     headers: options.headers,
     timeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
     retry: retryPolicy(options.retry),
     model: options.model,
-  });
+  };
+  const endpoint = await ChatEndpoint.open(endpointOptions);
 
   for (const handler of Object.values(handlers)) handler?.beginTurn?.(sessionId);
 
@@ -113,6 +119,11 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   const newMessages: AgentMessage[] = [];
   const usage = emptyUsage();
   const toolCalls: AgentToolCallRecord[] = [];
+  const promptOptions = typeof options.systemPrompt === "object" ? options.systemPrompt : undefined;
+  const compactor =
+    compaction === undefined
+      ? undefined
+      : new Compactor({ settings: compaction, endpoint: endpointOptions, fixedTokens: estimateFixedTokens(systemPrompt, tools.definitions), session, handlers, memory: promptOptions?.memory, signal, emit, usage });
   const record = async (messages: AgentMessage[], requestUsage?: AgentUsage): Promise<void> => {
     const now = Date.now();
     for (const message of messages) message.timestamp ??= now;
@@ -137,6 +148,8 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
         await record([{ role: "user", content: BUDGET_EXHAUSTED_MESSAGE }]);
       }
       const turn = turns + 1;
+      if (compactor !== undefined) sessionId = await compactor.beforeRequest(conversation, sessionId, turn);
+      const sentMessages = conversation.length;
       emit({ type: "turn_start", turn, summary });
       const params: Record<string, unknown> = {
         ...options.modelSettings,
@@ -166,6 +179,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
       }
       turns = turn;
       addUsage(usage, completion.usage);
+      compactor?.noteResponse(completion.usage.inputTokens, sentMessages);
       const message: AgentAssistantMessage = completion.message;
 
       if (summary) {

@@ -66,13 +66,21 @@ function pythonTypeName(value: unknown): string {
 
 const error = (message: string): string => JSON.stringify({ error: message });
 
+/** The todo handler as the loop sees it: the tool, and its part in a compaction (types.ts `AgentLoopToolHandler`). */
+export type TodoHandler = AgentLoopHandler & {
+  /** The active items under `TODO_INJECTION_HEADER`, or null: what the loop re-injects after a compaction. */
+  snapshotForCompaction(sessionId: string): Promise<string | null>;
+  /** The list follows the conversation into the compaction's continuation session. */
+  continueSession(fromSessionId: string, toSessionId: string): Promise<void>;
+};
+
 /**
  * The loop's `todo` handler over `store`, one list per `ctx.sessionId` (calls without a session id
  * share the list of the empty id). `store` may be undefined: every call then gets the original's
  * "TodoStore not initialized" error.
  */
-export function createTodoHandler(store: TodoStore | undefined): AgentLoopHandler {
-  return async function todo(args: Record<string, unknown>, ctx: AgentLoopContext): Promise<string> {
+export function createTodoHandler(store: TodoStore | undefined): TodoHandler {
+  const todo = async function todo(args: Record<string, unknown>, ctx: AgentLoopContext): Promise<string> {
     if (store === undefined) return error("TodoStore not initialized");
     const sessionId = ctx.sessionId ?? "";
     let todos: unknown = args.todos;
@@ -95,6 +103,14 @@ export function createTodoHandler(store: TodoStore | undefined): AgentLoopHandle
     }
     return JSON.stringify({ todos: items, summary: summarizeTodos(items) });
   };
+  return Object.assign(todo, {
+    snapshotForCompaction: async (sessionId: string) => (store === undefined ? null : await store.snapshotForCompaction(sessionId)),
+    continueSession: async (from: string, to: string) => {
+      if (store === undefined) return;
+      const items = await store.read(from);
+      if (items.length > 0) await store.restore(to, items);
+    },
+  });
 }
 
 /**

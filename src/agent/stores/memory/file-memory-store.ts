@@ -120,6 +120,15 @@ export class FileMemoryStore implements MemoryStore {
     return taken;
   }
 
+  /**
+   * `to` continues `from` (a compacted conversation): it keeps `from`'s frozen snapshot, so the
+   * system prompt stays the same bytes across the compaction. Nothing happens when `from` has none.
+   */
+  continueSession(from: string, to: string): void {
+    const taken = this.snapshots.get(from);
+    if (taken !== undefined && !this.snapshots.has(to)) this.snapshots.set(to, taken);
+  }
+
   releaseSession(sessionId: string): void {
     this.snapshots.delete(sessionId);
   }

@@ -62,6 +62,8 @@ export interface MemoryStore {
    * for the rest of the session, whatever is written meanwhile (the prompt prefix stays cacheable).
    */
   snapshot(sessionId: string): Promise<MemorySnapshot>;
+  /** `to` continues `from` (a compaction's continuation): it gets `from`'s frozen snapshot, when there is one. */
+  continueSession(from: string, to: string): void;
   /** Forgets the session's snapshot (the session ended); its next call takes a new one. */
   releaseSession(sessionId: string): void;
 }

@@ -21,20 +21,37 @@ export interface RecordedToolCall {
   function: { name: string; arguments: string };
 }
 
-/** A stored message in the chat shape the loop sends (internal columns left out), one variant per role. */
-export type RecordedMessage =
+/**
+ * A stored message in the chat shape the loop sends (internal columns left out), one variant per role.
+ * `synthetic` marks what the loop made up (a compaction's summary), so a resumed conversation knows it.
+ */
+export type RecordedMessage = (
   | { role: "system"; content: string; timestamp: number }
   | { role: "user"; content: string | unknown[]; timestamp: number }
   | { role: "assistant"; content: string | null; tool_calls?: RecordedToolCall[]; reasoning?: string; finish_reason?: string; timestamp: number }
-  | { role: "tool"; content: string; tool_call_id: string; tool_name?: string; timestamp: number };
+  | { role: "tool"; content: string; tool_call_id: string; tool_name?: string; timestamp: number }
+) & { synthetic?: string };
 
 export interface StoreSessionRecorder {
+  /** The session recorded into: the continuation's after `continueCompacted`. */
   readonly id: string;
   history(): Promise<RecordedMessage[]>;
   append(messages: readonly MessageInput[], usage?: RecorderUsage): Promise<void>;
+  /**
+   * Ends the session with `end_reason: "compaction"` and starts its continuation (`forkForCompaction`:
+   * parent = it, same source, model and title) holding `conversation`; returns the continuation's id,
+   * which the recorder records into from then on.
+   */
+  continueCompacted(conversation: readonly MessageInput[]): Promise<string>;
 }
 
 function toRecorded(message: StoredMessage): RecordedMessage {
+  const recorded = toRecordedShape(message);
+  if (message.synthetic !== undefined) recorded.synthetic = message.synthetic;
+  return recorded;
+}
+
+function toRecordedShape(message: StoredMessage): RecordedMessage {
   const timestamp = message.timestamp;
   switch (message.role) {
     case "system":
@@ -70,9 +87,11 @@ export async function sessionRecorder(store: SessionStore, init: NewSession & { 
     if (resume === true) throw new SessionStoreError("not_found", `no session ${JSON.stringify(fields.id)} to resume`);
     record = await store.createSession(fields);
   }
-  const id = record.id;
+  let id = record.id;
   return {
-    id,
+    get id() {
+      return id;
+    },
     async history() {
       return (await store.getMessages(id)).map(toRecorded);
     },
@@ -83,6 +102,10 @@ export async function sessionRecorder(store: SessionStore, init: NewSession & { 
             ? undefined
             : { input_tokens: usage.inputTokens ?? 0, output_tokens: usage.outputTokens ?? 0, cache_read_tokens: usage.cachedTokens ?? 0, reasoning_tokens: usage.reasoningTokens ?? 0 },
       });
+    },
+    async continueCompacted(conversation) {
+      id = (await store.forkForCompaction(id, { messages: conversation })).id;
+      return id;
     },
   };
 }
