@@ -27,7 +27,7 @@ const MODIFY = String.raw`(?:update|modify|edit|write|change|append|add|insert|o
 /** Files that configure coding agents and are read as instructions. */
 const AGENT_FILES = String.raw`(?:AGENTS\.md|CLAUDE\.md|GEMINI\.md|SOUL\.md|\.cursorrules|\.clinerules|\.windsurfrules|copilot-instructions\.md)`;
 /** Files that hold credentials. */
-const SECRET_FILES = String.raw`(?:\.env\b|\.netrc|\.pgpass|\.npmrc|\.pypirc|\.git-credentials|credentials\b|id_rsa|id_ed25519|id_ecdsa|\.aws\/|\.kube\/config|\.docker\/config\.json|keychain|\.gnupg)`;
+const SECRET_FILES = String.raw`(?:\.env\b|\.netrc|\.pgpass|\.npmrc|\.pypirc|\.git-credentials|credentials\b|id_rsa|id_ed25519|id_ecdsa|\.aws\/|\.kube\/config|\.docker\/config\.json|\.config\/gcloud|keychain|\.gnupg)`;
 
 const rx = (source: string): RegExp => new RegExp(source, "i");
 
@@ -95,13 +95,58 @@ export const THREAT_PATTERNS: readonly ThreatPattern[] = Object.freeze([
   },
   {
     id: "deception_hide",
-    pattern: rx(String.raw`\b(?:do\s+not|don'?t|never)\s+${FILLER}(?:tell|inform|mention|reveal|disclose|show|notify|alert|let)\s+${FILLER}(?:the\s+|my\s+|your\s+)?(?:user|human|owner|operator|anyone)\b|\bwithout\s+(?:telling|informing|notifying|alerting|asking)\s+(?:the\s+)?(?:user|human|owner|operator|anyone)\b|\btell\s+(?:no\s+one|no-one|nobody)\b|\bkeep\s+(?:this|it)\s+(?:secret|hidden)\s+from\s+(?:the\s+)?(?:user|human|owner)\b|\b(?:silently|secretly|covertly|quietly)\s+(?:send|upload|post|exfiltrate|forward|copy|run|execute|install|add|delete)\b`),
+    pattern: rx(String.raw`\b(?:do\s+not|don'?t|never)\s+${FILLER}(?:tell|inform|mention|reveal|disclose|show|notify|alert|let)\s+${FILLER}(?:the\s+|my\s+|your\s+)?(?:user|human|owner|operator|anyone)\b|\bwithout\s+(?:telling|informing|notifying|alerting|asking)\s+(?:the\s+)?(?:user|human|owner|operator|anyone)\b|\btell\s+(?:no\s+one|no-one|nobody)\b|\bno\s+need\s+to\s+(?:mention|tell|report|show)\s+(?:it|this|that)\b|\bkeep\s+(?:this|it)\s+(?:secret|hidden)\s+from\s+(?:the\s+)?(?:user|human|owner)\b|\b(?:silently|secretly|covertly|quietly)\s+(?:send|upload|post|exfiltrate|forward|copy|run|execute|install|add|delete)\b`),
     description: "tells the model to hide what it does",
   },
   {
     id: "leak_system_prompt",
-    pattern: rx(String.raw`\b(?:output|print|reveal|repeat|show|dump|display|leak|recite)\s+${FILLER}(?:system|initial|hidden|original)\s+(?:prompt|instructions|message)|\b(?:paste|put|print|output|share|reveal|repeat|show|display|dump|leak|recite|write|copy|list|give|tell|send|type|provide|quote|echo|spell)\b[^\n.?!]{0,60}\byour\s+(?:system|initial|original|hidden|internal|secret)\s+(?:prompt|instructions|message|configuration|guidelines)\b|\brepeat\s+(?:the\s+|all\s+)?(?:words|text|everything|lines|content)\s+(?:above|before)\b|\b(?:first|last|exact|full|entire|complete)\s+(?:sentence|line|words?|text|part|paragraph)\s+of\s+your\s+(?:system\s+)?(?:prompt|instructions)|\bverbatim\b[^\n.]{0,60}\byour\s+(?:system\s+)?(?:prompt|instructions)`),
+    pattern: rx(String.raw`\b(?:output|print|reveal|repeat|show|dump|display|leak|recite)\s+${FILLER}(?:system|initial|hidden|original)\s+(?:prompt|instructions|message)|\b(?:paste|put|print|output|share|reveal|repeat|show|display|dump|leak|recite|write|copy|list|give|tell|send|type|provide|quote|echo|spell)\b[^\n.?!]{0,60}\byour\s+(?:system|initial|original|hidden|internal|secret)\s+(?:prompt|instructions|message|configuration|guidelines)\b|\brepeat\s+(?:the\s+|all\s+)?(?:words|text|everything|lines|content)\s+(?:above|before)\b|\b(?:first|last|exact|full|entire|complete)\s+(?:sentence|line|words?|text|part|paragraph)\s+of\s+your\s+(?:system\s+)?(?:prompt|instructions)|\bverbatim\b[^\n.]{0,60}\byour\s+(?:system\s+)?(?:prompt|instructions)|\b(?:full|entire|complete|exact|whole)\s+(?:text|contents?|wording)\s+of\s+your\s+(?:system\s+|initial\s+|original\s+|hidden\s+|internal\s+)?(?:prompt|instructions)`),
     description: "asks for the system prompt",
+  },
+  {
+    id: "instructions_superseded",
+    pattern: rx(String.raw`\b(?:takes?|given|have)\s+precedence\s+over\s+(?:the\s+|your\s+|any\s+|all\s+)?(?:system|developer|safety|original|earlier|other)\b|\b(?:your\s+(?:\w+\s+){0,2}(?:guidance|instructions|rules|guidelines|system\s+prompt)|(?:refusal|safety|security)\s+(?:rules|guidelines|policies))\b[^\n.]{0,120}?\b(?:void|outdated|obsolete|superseded|no\s+longer\s+(?:apply|applies|valid|in\s+effect)|(?:do|does)\s+not\s+apply|don'?t\s+apply)\b|\bignore\s+(?:your|the)\s+(?:safety|security|content)\s+(?:rules|guidelines|policies|restrictions|filters)\b|\bover\s+(?:anything|everything|whatever)\s+(?:in|of)\s+(?:the\s+|your\s+)?system\s+(?:prompt|message|instructions)\b`),
+    description: "declares the model's instructions superseded",
+  },
+  {
+    id: "trigger_backdoor",
+    pattern: rx(String.raw`\b(?:execute|run|obey|do)\s+(?:whatever|anything|everything)\s+(?:follows|comes\s+after|they\s+(?:say|send|ask))\b|\bskip\s+(?:all|any)\s+(?:the\s+)?(?:safety\s+|security\s+)?(?:checks|confirmations|approvals|permission\s+prompts)\b`),
+    description: "a trigger that switches off the model's checks",
+  },
+  {
+    id: "unrestricted_identity",
+    pattern: rx(String.raw`\b(?:unrestricted|unfiltered|uncensored|jailbroken)\s+(?:\w+\s+)?(?:assistant|ai|model|agent|chatbot|bot)\b|\bwith\s+no\s+(?:content|safety|usage)\s+polic(?:y|ies)\b|\bstay\s+in\s+character\b`),
+    description: "gives the model an identity without limits",
+  },
+  {
+    id: "decode_and_obey",
+    pattern: rx(String.raw`\b(?:decode|decrypt|deobfuscate|unscramble)\s+(?:it\s+|this\s+|them\s+)?(?:and|then)\s+(?:obey|follow|execute|run|comply|do\s+(?:it|as\s+it\s+says))\b`),
+    description: "asks the model to decode and follow hidden text",
+  },
+  {
+    id: "override_multilingual",
+    // Overrides, secrecy and exfiltration in other languages. \b is ASCII-only in JavaScript, so rows
+    // for other scripts anchor on the words alone.
+    pattern: new RegExp(
+      [
+        String.raw`\b(?:olvida|ignora|omite|descarta)\s+(?:todas?\s+)?(?:las\s+|los\s+|tus\s+)?(?:instrucciones|reglas|indicaciones|directrices)`,
+        String.raw`\bno\s+(?:le\s+)?(?:informes|digas|avises|cuentes)\s+(?:nada\s+)?al\s+usuario`,
+        String.raw`\b(?:ignore[rz]?|oublie[rz]?)\s+(?:toutes?\s+)?(?:les\s+|tes\s+|vos\s+)?(?:instructions|consignes|règles)`,
+        String.raw`\bne\s+(?:le\s+)?dis\s+rien\s+à\s+l'utilisateur`,
+        String.raw`\b(?:ignoriere|vergiss|missachte)\s+(?:alle\s+)?(?:\w+\s+)?(?:Anweisungen|Regeln|Instruktionen|Vorgaben)`,
+        String.raw`\b(?:Sicherheitsregeln|Sicherheitsrichtlinien|Anweisungen)\s+gelten\s+[^\n.]{0,60}\bnicht\b`,
+        String.raw`\b(?:lösche|lösch|entferne)\s+[^\n.]{0,40}(?:History|Verlauf)\b`,
+        String.raw`(?:игнорируй|проигнорируй|забудь)\s+[^\n.]{0,40}(?:инструкци|правил|указани|ограничени)`,
+        String.raw`(?:отправ|пересыл|загруж)\p{L}*\s+[^\n]{0,160}https?:\/\/`,
+        String.raw`не\s+(?:говори|сообщай|рассказывай)\s+[^\n.]{0,20}пользовател`,
+        String.raw`忽略[^\n。]{0,30}(?:指令|指示|提示|限制|规则|規則)`,
+        String.raw`(?:不要|别|勿)(?:告诉|告知|通知)(?:用户|使用者)`,
+        String.raw`(?:发送|上传|转发|傳送|發送)[^\n。]{0,60}(?:到|至)\s*https?:\/\/`,
+        String.raw`(?:指示|命令|ルール|制限)[^\n。]{0,10}無視`,
+      ].join("|"),
+      "iu",
+    ),
+    description: "overrides, secrecy or exfiltration in another language",
   },
   {
     id: "remove_filters",
@@ -147,7 +192,7 @@ export const THREAT_PATTERNS: readonly ThreatPattern[] = Object.freeze([
   },
   {
     id: "read_secrets",
-    pattern: rx(String.raw`\b(?:cat|less|more|head|tail|base64|xxd|strings|type|print|printenv|env)\b[^\n]{0,256}${SECRET_FILES}|\bprintenv\b[^\n]{0,64}(?:KEY|TOKEN|SECRET|PASSWORD)`),
+    pattern: rx(String.raw`(?<![.\/\w-])(?:cat|less|more|head|tail|base64|xxd|strings|type|print|printenv|env)\b[^\n]{0,256}${SECRET_FILES}|\bprintenv\b[^\n]{0,64}(?:KEY|TOKEN|SECRET|PASSWORD)`),
     description: "reads a file that holds credentials",
   },
   {
@@ -167,7 +212,7 @@ export const THREAT_PATTERNS: readonly ThreatPattern[] = Object.freeze([
   },
   {
     id: "markdown_image_exfil",
-    pattern: rx(String.raw`!\[[^\]]{0,128}\]\(\s*https?:\/\/[^)\s]{0,256}\?[^)\s]{0,256}(?:\{|\$|%7B|<|\[)`),
+    pattern: rx(String.raw`!\[[^\]]{0,128}\]\(\s*https?:\/\/[^)\s]{0,256}\?[^)\s]{0,256}(?:\{|\$|%7B|<|\[)|!\[[^\]]{0,128}\]\(\s*https?:\/\/[^)\s]{0,256}\?[^)\s]{0,256}\)[^\n]{0,300}\b(?:conversation|chat|history|context|keys?|tokens?|secrets?|credentials|passwords?)\b`),
     description: "a markdown image whose URL carries placeholders for data",
   },
   {
@@ -177,7 +222,7 @@ export const THREAT_PATTERNS: readonly ThreatPattern[] = Object.freeze([
   },
   {
     id: "pipe_to_shell",
-    pattern: rx(String.raw`\b(?:curl|wget|fetch|iwr|invoke-webrequest)\b[^\n|]{0,512}\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b|\bbase64\s+(?:-d|--decode|-D)\b[^\n]{0,128}\|\s*(?:sudo\s+)?(?:ba|z)?sh\b|\b(?:bash|sh)\s+<\(\s*(?:curl|wget)\b`),
+    pattern: rx(String.raw`\b(?:curl|wget|fetch|iwr|invoke-webrequest)\b[^\n|]{0,512}\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b|\b(?:base64\s+(?:-d|--decode|-D)|xxd\s+(?:-\w+\s+){0,3}-r)\b[^\n]{0,128}\|\s*(?:sudo\s+)?(?:ba|z)?sh\b|\b(?:bash|sh)\s+<\(\s*(?:curl|wget)\b`),
     description: "runs code fetched from the network",
   },
   {
@@ -193,8 +238,8 @@ export const THREAT_PATTERNS: readonly ThreatPattern[] = Object.freeze([
   },
   {
     id: "ssh_access",
-    pattern: rx(String.raw`(?:\$HOME|\$\{HOME\}|~|\/root|\/home\/[\w.-]+|\/Users\/[\w.-]+)\/\.ssh\b`),
-    description: "names the SSH directory",
+    pattern: rx(String.raw`(?:\$HOME|\$\{HOME\}|~|\/root|\/home\/[\w.-]+|\/Users\/[\w.-]+)\/\.ssh\b(?!\/(?:config|known_hosts)\b)`),
+    description: "names the SSH directory (other than its config and known_hosts)",
   },
   {
     id: "mibyan_env",
@@ -205,6 +250,21 @@ export const THREAT_PATTERNS: readonly ThreatPattern[] = Object.freeze([
     id: "agent_config_mod",
     pattern: rx(String.raw`\b${MODIFY}${AGENT_FILES}`),
     description: "changes a file coding agents read as instructions",
+  },
+  {
+    id: "git_hook_persistence",
+    pattern: rx(String.raw`\b(?:install|create|write|add|put|drop|place)\b[^\n]{0,120}\.git\/hooks\/|\bcore\.hooksPath\b`),
+    description: "plants a git hook",
+  },
+  {
+    id: "copy_secrets_remote",
+    pattern: rx(String.raw`\b(?:scp|rsync|sftp|rclone)\b[^\n]{0,256}${SECRET_FILES}`),
+    description: "copies credentials to another machine",
+  },
+  {
+    id: "auto_approve_config",
+    pattern: rx(String.raw`"?\b(?:auto[_-]?approve|yolo|dangerously[\w-]*)"?\s*[:=]\s*(?:\[\s*"\*"|true\b)|\bapprove\s+(?:its|your|their)\s+own\s+(?:permission|approval)s?\b`),
+    description: "switches off approvals",
   },
   {
     id: "mibyan_config_mod",

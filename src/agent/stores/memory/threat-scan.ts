@@ -3,6 +3,7 @@
  * the raw text, then the patterns of threat-patterns.ts on a normalised copy. Never throws.
  */
 
+import { foldConfusables, mixedScriptWord } from "./confusables.js";
 import { THREAT_PATTERNS } from "./threat-patterns.js";
 
 /** Longest text scanned. Memory refuses longer entries outright rather than scan a prefix. */
@@ -53,12 +54,11 @@ function invisibleFindings(text: string): ThreatFinding[] {
 
 /**
  * The text the patterns see: compatibility forms folded (NFKC: full-width `ｃａｔ` is `cat`),
- * invisible characters removed (`ig<ZWSP>nore` is `ignore`), typographic quotes made plain.
- * Confusables across scripts (a Cyrillic `а` in `ignоre`) are not folded.
+ * invisible characters removed (`ig<ZWSP>nore` is `ignore`), typographic quotes made plain, and
+ * look-alike letters of other scripts folded to Latin (a Cyrillic `о` in `ignоre`; confusables.ts).
  */
 export function normalizeForScan(text: string): string {
-  return text
-    .normalize("NFKC")
+  return foldConfusables(text.normalize("NFKC"))
     .replace(INVISIBLE, "")
     .replace(/[\ufe00-\ufe0f]/gu, "")
     .replace(/[\u2018\u2019\u02bc]/g, "'")
@@ -67,8 +67,18 @@ export function normalizeForScan(text: string): string {
 
 /** Runs of base64 long enough to hide a sentence. */
 const BASE64_RUN = /[A-Za-z0-9+/]{20,4096}={0,2}/g;
-/** Base64 runs decoded per scan (a text of many is not a note anyone writes). */
+/** Runs of hex digits long enough to hide a command (`echo 6361… | xxd -r -p | sh`). */
+const HEX_RUN = /(?<![0-9a-f])(?:[0-9a-f]{2}){12,2048}(?![0-9a-f])/gi;
+/** Encoded runs decoded per scan (a text of many is not a note anyone writes). */
 const MAX_DECODED_RUNS = 16;
+
+/** ROT13, which a model decodes on request as readily as base64. */
+function rot13(text: string): string {
+  return text.replace(/[a-z]/gi, (char) => {
+    const base = char <= "Z" ? 65 : 97;
+    return String.fromCharCode(((char.charCodeAt(0) - base + 13) % 26) + base);
+  });
+}
 
 function patternFindings(normalized: string): ThreatFinding[] {
   const findings: ThreatFinding[] = [];
@@ -79,19 +89,21 @@ function patternFindings(normalized: string): ThreatFinding[] {
 }
 
 /**
- * Whether a base64 run of `text` decodes to readable text the patterns flag: a payload hidden from
- * a person (and from the patterns) but not from a model, which decodes base64 on sight.
+ * Whether a base64 or hex run of `text`, or the whole text read as ROT13, decodes to readable text
+ * the patterns flag: a payload hidden from a person (and from the patterns) but not from a model,
+ * which decodes these on sight.
  */
 function hidesEncodedPayload(text: string): boolean {
-  let runs = 0;
-  for (const match of text.matchAll(BASE64_RUN)) {
-    if (++runs > MAX_DECODED_RUNS) break;
-    const decoded = Buffer.from(match[0], "base64").toString("utf8");
+  const runs = [
+    ...[...text.matchAll(BASE64_RUN)].slice(0, MAX_DECODED_RUNS).map((match) => Buffer.from(match[0], "base64").toString("utf8")),
+    ...[...text.matchAll(HEX_RUN)].slice(0, MAX_DECODED_RUNS).map((match) => Buffer.from(match[0], "hex").toString("utf8")),
+  ];
+  for (const decoded of runs) {
     const printable = decoded.replace(/[^\x20-\x7e\n\t]/g, "").length;
     if (decoded.length < 12 || printable < decoded.length * 0.9) continue;
     if (patternFindings(normalizeForScan(decoded)).length > 0) return true;
   }
-  return false;
+  return patternFindings(rot13(text)).length > 0;
 }
 
 /** Every threat in `text` (at most `MAX_SCAN_CHARS` of it): invisible characters first, then patterns in table order. */
@@ -100,7 +112,9 @@ export function scanForThreats(text: string): ThreatFinding[] {
   const head = text.length > MAX_SCAN_CHARS ? text.slice(0, MAX_SCAN_CHARS) : text;
   const normalized = normalizeForScan(head);
   const findings = [...invisibleFindings(head), ...patternFindings(normalized)];
-  if (hidesEncodedPayload(normalized)) findings.push({ id: "encoded_payload", description: "base64 that decodes to an injection or exfiltration payload" });
+  const disguised = mixedScriptWord(head.normalize("NFKC"));
+  if (disguised !== undefined) findings.push({ id: "mixed_script_word", description: `a word spelled with look-alike letters of another script (${JSON.stringify(disguised)})` });
+  if (hidesEncodedPayload(normalized)) findings.push({ id: "encoded_payload", description: "base64, hex or ROT13 that decodes to an injection or exfiltration payload" });
   return findings;
 }
 
