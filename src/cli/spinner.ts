@@ -1,4 +1,4 @@
-const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+export const SPINNER_FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 export interface Spinner {
   stop(): void;
@@ -22,7 +22,7 @@ export function startSpinner(
   let interval: NodeJS.Timeout | undefined;
   const draw = (): void => {
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
-    stream.write(`\r\x1b[2K${emoji} ${label} ${FRAMES[frame++ % FRAMES.length]} ${seconds}s`);
+    stream.write(`\r\x1b[2K${emoji} ${label} ${SPINNER_FRAMES[frame++ % SPINNER_FRAMES.length]} ${seconds}s`);
     shown = true;
   };
   const delay = setTimeout(() => {

@@ -5,6 +5,10 @@
  * time) so a test can assert what the loop sent. A step may be a function of the request (to echo
  * a tool result back, or to wait for a signal). Anything else, or a request past the end of the
  * script, gets an error the loop reports, so a test cannot pass by accident.
+ *
+ * A streamed request (`stream: true`) answered by a JSON completion step (`reply.text`,
+ * `reply.toolCalls`) gets that completion as an SSE stream (`asStream`), so one script serves a
+ * client that streams and one that does not; error steps stay JSON, as real endpoints answer them.
  */
 
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
@@ -137,6 +141,23 @@ export const reply = {
   },
 };
 
+/** A JSON completion as the SSE chunks a streaming endpoint sends: the message in one delta, the finish reason, the usage. */
+export function asStream(completion: Json): Extract<Step, { kind: "sse" }> {
+  const base = { id: completion.id, object: "chat.completion.chunk", created: 0, model: completion.model };
+  const choice = completion.choices[0];
+  const message = choice.message ?? {};
+  const delta: Json = { role: "assistant", content: message.content ?? null };
+  if (message.tool_calls) delta.tool_calls = message.tool_calls.map((call: Json, index: number) => ({ index, ...call }));
+  return {
+    kind: "sse",
+    chunks: [
+      { ...base, choices: [{ index: 0, delta, finish_reason: null }] },
+      { ...base, choices: [{ index: 0, delta: {}, finish_reason: choice.finish_reason }] },
+      ...(completion.usage ? [{ ...base, choices: [], usage: completion.usage }] : []),
+    ],
+  };
+}
+
 function send(res: ServerResponse, status: number, body: Json, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...headers });
@@ -172,7 +193,8 @@ export async function startScriptedOpenAI(script: ScriptEntry[]): Promise<Script
           send(res, 500, { error: { message: `the script has no step for request #${recorded.index + 1}`, type: "script_exhausted" } });
           return;
         }
-        const step = typeof entry === "function" ? await entry(recorded) : entry;
+        let step = typeof entry === "function" ? await entry(recorded) : entry;
+        if (body?.stream === true && step.kind === "json" && (step.status ?? 200) === 200 && Array.isArray(step.body?.choices)) step = { ...asStream(step.body), delayMs: step.delayMs };
         if (step.kind === "hang") {
           hanging.add(res);
           res.on("close", () => hanging.delete(res));

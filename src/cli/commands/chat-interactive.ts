@@ -8,19 +8,61 @@
  * runs are not queued as prompts: they are the answers to the approval gate's own prompt, which
  * reads the same terminal. From a pipe, every line is a prompt, in order (approvals there are
  * non-interactive: nothing else reads stdin).
+ *
+ * What a turn shows (the streamed answer, the live activity line) is src/cli/chat/chat-renderer.ts;
+ * the questions asked on the terminal during a turn (approval, memory write) src/cli/chat/terminal-questions.ts.
  */
 
 import readline from "node:readline";
 
-import type { RunAgentResult } from "../../agent/types.js";
+import type { ApprovalGate } from "../../approval/flow/gate.js";
+import { hasInteractiveTerminal, TerminalSurface } from "../../approval/surfaces/terminal.js";
+import type { MemoryHandlerOptions } from "../../agent/tools/memory.js";
+import type { AgentEvent, RunAgentResult } from "../../agent/types.js";
+import { ChatRenderer } from "../chat/chat-renderer.js";
+import { TerminalQuestions } from "../chat/terminal-questions.js";
 
 export interface InteractiveTurn {
   /** Runs one turn; resolves to the result, or to an error message (the session goes on). */
   (prompt: string, signal: AbortSignal): Promise<RunAgentResult | { error: string }>;
 }
 
-export async function runInteractiveChat(turn: InteractiveTurn, sessionId: string): Promise<number> {
-  const tty = process.stdin.isTTY === true;
+/** The terminal side of an interactive session, made before the session is opened (the memory handler needs its approver). */
+export interface InteractiveUi {
+  /** The loop's `onEvent` (run the loop with `stream: true`). */
+  onEvent(event: AgentEvent): void;
+  /** Asks on the terminal; undefined without one (memory writes needing approval are then refused). */
+  approveMemoryWrite: MemoryHandlerOptions["approveWrite"];
+  run(turn: InteractiveTurn, sessionId: string): Promise<number>;
+  /** Stops the activity line for good (safe to call more than once, on any exit path). */
+  stop(): void;
+}
+
+/**
+ * On a terminal (stdin and stderr TTYs) the gate asks through the terminal prompt, one question at a
+ * time with the activity line paused; so does the memory-write approver. Elsewhere the gate keeps its
+ * default (non-interactive) surface and memory writes needing approval are refused.
+ */
+export function openInteractiveUi(gate: ApprovalGate): InteractiveUi {
+  const renderer = new ChatRenderer();
+  let approveMemoryWrite: MemoryHandlerOptions["approveWrite"];
+  if (hasInteractiveTerminal()) {
+    const questions = new TerminalQuestions(renderer.line ?? { pause() {}, resume() {} });
+    gate.setSurface(questions.surface(new TerminalSurface({ timeoutMs: gate.settings.timeoutMs })));
+    approveMemoryWrite = questions.memoryApprover(gate.settings.timeoutMs);
+  }
+  return {
+    onEvent: renderer.onEvent,
+    approveMemoryWrite,
+    run: (turn, sessionId) => runInteractiveChat(turn, sessionId, renderer),
+    stop: () => renderer.stop(),
+  };
+}
+
+export async function runInteractiveChat(turn: InteractiveTurn, sessionId: string, renderer: ChatRenderer = new ChatRenderer()): Promise<number> {
+  // A terminal to talk on: stdin and stderr both TTYs. With stderr redirected, readline's terminal mode
+  // would write its prompt and cursor codes into that file: then lines are read plainly, as from a pipe.
+  const tty = hasInteractiveTerminal();
   const rl = readline.createInterface({ input: process.stdin, output: tty ? process.stderr : undefined, terminal: tty });
   const queued: string[] = [];
   let waiting: ((line: string | undefined) => void) | undefined;
@@ -71,12 +113,14 @@ export async function runInteractiveChat(turn: InteractiveTurn, sessionId: strin
       if (prompt === "/exit" || prompt === "/quit") break;
       current = new AbortController();
       try {
+        // A throw ends the session; the outer `finally` stops the activity line.
         const result = await turn(prompt, current.signal);
         if ("error" in result) {
+          renderer.abandon();
           process.stderr.write(`mibyan chat: ${result.error}\n`);
           continue;
         }
-        if (result.finalText !== "") process.stdout.write(result.finalText.endsWith("\n") ? result.finalText : `${result.finalText}\n`);
+        renderer.finish(result);
         if (result.status !== "completed") process.stderr.write(`(${result.status})\n`);
       } finally {
         current = undefined;
@@ -88,6 +132,7 @@ export async function runInteractiveChat(turn: InteractiveTurn, sessionId: strin
       }
     }
   } finally {
+    renderer.stop();
     process.removeListener("SIGINT", onInterrupt);
     rl.close();
   }

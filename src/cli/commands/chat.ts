@@ -89,10 +89,12 @@ export async function runChatCommand(options: ChatOptions): Promise<number> {
   const onInterrupt = (): void => controller.abort(new Error("interrupted (Ctrl-C)"));
   if (!interactive) process.once("SIGINT", onInterrupt);
   const runtime = await boot({ mcp: true });
+  // Interactive: the answer streams, a live activity line on a terminal, questions asked there (chat-interactive.ts).
+  const ui = interactive ? (await import("./chat-interactive.js")).openInteractiveUi(gate) : undefined;
   let wiring: SessionWiring | undefined;
   try {
     try {
-      wiring = await openSessionWiring({ home: mibyanHome(), registry: runtime.registry, memory: config.memory, model: settings.model, resume: options.resume });
+      wiring = await openSessionWiring({ home: mibyanHome(), registry: runtime.registry, memory: config.memory, model: settings.model, resume: options.resume, approveMemoryWrite: ui?.approveMemoryWrite });
     } catch (thrown) {
       if ((thrown as Error)?.name !== "SessionStoreError") throw thrown;
       return fail((thrown as Error).message, (thrown as { kind?: string }).kind === "not_found" ? 2 : 1);
@@ -113,11 +115,12 @@ export async function runChatCommand(options: ChatOptions): Promise<number> {
         // config.yaml's tool_search section (docs/tool-search.md): MCP and plugin tools deferred past its share.
         toolSearch: config.toolSearch,
         signal,
-        onEvent: options.json ? undefined : activity,
+        stream: ui !== undefined,
+        onEvent: options.json ? undefined : (ui?.onEvent ?? activity),
       });
     if (options.query === undefined) {
-      const { runInteractiveChat } = await import("./chat-interactive.js");
-      return await runInteractiveChat(async (prompt, signal) => {
+      // `ui` is made above whenever there is no -q.
+      return await ui!.run(async (prompt, signal) => {
         try {
           return await turn(prompt, signal);
         } catch (thrown) {
@@ -146,6 +149,7 @@ export async function runChatCommand(options: ChatOptions): Promise<number> {
     }
     return result.status === "interrupted" ? 130 : 0;
   } finally {
+    ui?.stop();
     process.removeListener("SIGINT", onInterrupt);
     stopObserving();
     wiring?.close();
