@@ -132,10 +132,10 @@ describe("execute_code: running programs", () => {
     ]);
   });
 
-  it("runs nested calls through the hooks, with the outer call's session and task", async () => {
-    const seen: { name: string; sessionId?: string; taskId?: string; command?: unknown }[] = [];
+  it("runs nested calls through the hooks, with the outer call's session, task and surface", async () => {
+    const seen: { name: string; sessionId?: string; taskId?: string; surface?: string; command?: unknown }[] = [];
     const remove = registry.addPreHook((call, context) => {
-      seen.push({ name: call.name, sessionId: context.sessionId, taskId: context.taskId, command: call.arguments.command });
+      seen.push({ name: call.name, sessionId: context.sessionId, taskId: context.taskId, surface: context.surface, command: call.arguments.command });
       if (call.name === "terminal" && call.arguments.command === "echo forbidden") return null;
       return undefined;
     });
@@ -150,7 +150,8 @@ describe("execute_code: running programs", () => {
             "console.log(blocked.error);",
           ].join("\n"),
         },
-        { sessionId: "s-42", taskId: "t-7" },
+        // Nested calls come from where the program's call came from (an MCP client here).
+        { sessionId: "s-42", taskId: "t-7", surface: "mcp" },
       );
       const result = JSON.parse(content) as Parsed;
       const [first, second] = result.output.trim().split("\n");
@@ -158,9 +159,9 @@ describe("execute_code: running programs", () => {
       expect(second).toMatch(/blocked by pre-hook/);
       expect(result.tool_calls).toBe(2);
       expect(seen).toEqual([
-        { name: "execute_code", sessionId: "s-42", taskId: "t-7", command: undefined },
-        { name: "terminal", sessionId: "s-42", taskId: "t-7", command: "echo allowed" },
-        { name: "terminal", sessionId: "s-42", taskId: "t-7", command: "echo forbidden" },
+        { name: "execute_code", sessionId: "s-42", taskId: "t-7", surface: "mcp", command: undefined },
+        { name: "terminal", sessionId: "s-42", taskId: "t-7", surface: "mcp", command: "echo allowed" },
+        { name: "terminal", sessionId: "s-42", taskId: "t-7", surface: "mcp", command: "echo forbidden" },
       ]);
     } finally {
       remove();

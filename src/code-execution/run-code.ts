@@ -34,6 +34,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 
 import type { ToolRegistry } from "../registry/tool-registry.js";
+import type { CallSurface } from "../registry/types.js";
 import { createCommandSandbox, type CommandSandbox } from "../sandbox/command-sandbox.js";
 import { configuredSandboxPolicy, type SandboxPolicy } from "../sandbox/policy.js";
 import { registry as defaultRegistry } from "../registry/singleton.js";
@@ -87,6 +88,8 @@ export interface RunCodeOptions {
   sessionId?: string;
   taskId?: string;
   session?: unknown;
+  /** Where the program's own call came from (hooks see nested calls as coming from there too). */
+  surface?: CallSurface;
   /** Names added to `SANDBOX_TOOLS` for this run (still only if registered and available). */
   extraSandboxTools?: readonly string[];
   /**
@@ -318,6 +321,7 @@ async function supervise(
         sessionId: options.sessionId,
         taskId: options.taskId,
         session: options.session,
+        surface: options.surface,
         // Nested calls may reach only what the program was offered, whatever dispatch would otherwise allow.
         allowedTools: callable,
         signal: runAbort.signal,

@@ -133,6 +133,7 @@ export function executeCodeToolBody(options: ExecuteCodeHandlerOptions = {}) {
       sessionId: ctx?.sessionId,
       taskId: ctx?.taskId,
       session: ctx?.session,
+      surface: ctx?.surface,
       extraSandboxTools: options.extraSandboxTools,
       // The session's own restriction (from dispatch) applies unless the embedder supplies one.
       allowedTools: ctx === undefined ? undefined : (options.allowedTools?.(ctx) ?? ctx.allowedTools),
