@@ -20,6 +20,9 @@ import { createMemoryHandler, MEMORY_TOOL, type MemoryHandlerOptions } from "./t
 import { createSessionSearchHandler, SESSION_SEARCH_TOOL } from "./tools/session-search.js";
 import { createTodoHandler, TODO_TOOL } from "./tools/todo.js";
 import type { AgentLoopHandlers, MemorySnapshotSource, SessionRecorder } from "./types.js";
+import { createDelegateHandler, type DelegateHandlerOptions } from "./delegation/handler.js";
+import { delegateTaskTool } from "./delegation/schema.js";
+import { delegationSettings } from "./delegation/settings.js";
 
 export interface SessionWiringOptions {
   /** The profile home (stores live under it). */
@@ -107,4 +110,19 @@ export async function openSessionWiring(options: SessionWiringOptions): Promise<
     store.close();
     throw thrown;
   }
+}
+
+/**
+ * Adds `delegate_task` to a session (docs/delegation.md): its schema registered (stating the limits of
+ * `options.delegation`), and a handler whose children are stored in this session's store (source
+ * `subagent`, parent = the delegating session) and get its todo and session_search handlers (todo
+ * lists are per session, so each child has its own). `options` are the parent run's endpoint,
+ * toolsets and settings. Read the children's key before it leaves the environment: pass `child`
+ * (`childEndpoint`) when the key variable is about to be deleted.
+ */
+export function addDelegation(wiring: SessionWiring, registry: ToolRegistry, options: Omit<DelegateHandlerOptions, "registry" | "sessions" | "handlers">): void {
+  const settings = { ...delegationSettings(options.delegation, options.env ?? process.env), ...options.settings };
+  if (!registry.has("delegate_task")) registry.register(delegateTaskTool(() => settings));
+  const { todo, session_search } = wiring.handlers;
+  wiring.handlers.delegate_task = createDelegateHandler({ ...options, registry, sessions: wiring.store, handlers: { todo, session_search } });
 }

@@ -35,7 +35,7 @@ function numberRangeType(min: number, max: number): ConfigValueType {
 }
 
 /** Shell hook events `hooks:` accepts (the plugin hook names a shell command can serve). */
-export const SHELL_HOOK_EVENTS = ["pre_tool_call", "post_tool_call", "transform_tool_result", "on_session_start", "on_session_end"] as const;
+export const SHELL_HOOK_EVENTS = ["pre_tool_call", "post_tool_call", "transform_tool_result", "on_session_start", "on_session_end", "subagent_start", "subagent_stop"] as const;
 
 
 /**
@@ -221,7 +221,7 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
   },
   {
     path: "delegation.max_spawn_depth",
-    type: integerRangeType(1, 100),
+    type: ConfigTypes.positiveInteger,
     default: 1,
     description: "Levels of delegation: 1 lets only the top-level agent delegate; 2 lets an orchestrator child delegate once more.",
   },

@@ -73,6 +73,9 @@ export interface HooksConfig {
   transformToolResult?: ShellHookConfig[];
   onSessionStart?: ShellHookConfig[];
   onSessionEnd?: ShellHookConfig[];
+  /** A delegate_task child starts / ends (docs/delegation.md). */
+  subagentStart?: ShellHookConfig[];
+  subagentStop?: ShellHookConfig[];
 }
 
 export interface ToolsetsConfig {

@@ -19,6 +19,8 @@ export {
   type PreToolCallDirective,
   type RequiredEnv,
   type SessionEvent,
+  type SubagentHookEvent,
+  type SubagentStopHookEvent,
   type ToolCallEvent,
   type ToolCallStatus,
   type TransformToolResultEvent,

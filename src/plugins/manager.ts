@@ -22,7 +22,7 @@ import { gatePlugin, projectPluginsEnabled } from "./gating.js";
 import { DEFAULT_LOAD_TIMEOUT_MS, entryStamp, loadPlugin, type LoadedPlugin } from "./loader.js";
 import { PluginHooks } from "./plugin-hooks.js";
 import { ShellHooks } from "./shell-hooks.js";
-import type { DiscoveredPlugin, PluginStatus } from "./types.js";
+import type { DiscoveredPlugin, PluginStatus, SubagentHookEvent, SubagentStopHookEvent } from "./types.js";
 
 export interface LoadPluginsOptions {
   /** Where tools go and where the hooks are installed. Default: the shared `registry`. */
@@ -168,6 +168,16 @@ export class PluginManager {
   /** Runs the `on_session_end` hooks. */
   async endSession(session: SessionInfo): Promise<void> {
     if (!this.closed) await this.hooks.runSessionHooks("on_session_end", session);
+  }
+
+  /** Runs the `subagent_start` hooks (a delegate_task child starts; docs/delegation.md). Never rejects. */
+  async subagentStart(event: SubagentHookEvent): Promise<void> {
+    if (!this.closed) await this.hooks.runSubagentHooks("subagent_start", event);
+  }
+
+  /** Runs the `subagent_stop` hooks, with the child's status, summary and duration. Never rejects. */
+  async subagentStop(event: SubagentStopHookEvent): Promise<void> {
+    if (!this.closed) await this.hooks.runSubagentHooks("subagent_stop", event);
   }
 
   /** Removes every plugin's tools and hooks, uninstalls the hooks from the registry and stops running shell hooks. */

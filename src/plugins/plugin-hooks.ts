@@ -26,7 +26,7 @@ import type { Logger, ParsedToolCall, PostHook, PreHook, ToolContext, ToolResult
 import { describeThrown, isThenable } from "../util/text.js";
 import { askPluginApproval, type ActionApprovalGate } from "./approval.js";
 import type { ShellHooks } from "./shell-hooks.js";
-import type { HookName, PostToolCallEvent, SessionEvent, ToolCallEvent, ToolCallStatus, TransformToolResultEvent } from "./types.js";
+import type { HookName, PostToolCallEvent, SessionEvent, SubagentHookEvent, SubagentStopHookEvent, ToolCallEvent, ToolCallStatus, TransformToolResultEvent } from "./types.js";
 
 /** One registered hook function and the plugin that owns it. */
 export interface HookRecord {
@@ -105,6 +105,14 @@ export class PluginHooks {
   async runSessionHooks(name: "on_session_start" | "on_session_end", event: SessionEvent): Promise<void> {
     for (const record of this.list(name)) await this.call(record, event);
     if (this.shell !== undefined) await this.shell.runSession(name, event);
+  }
+
+  /** Runs `subagent_start` / `subagent_stop` hooks (plugin, then shell); failures are logged, never thrown. */
+  async runSubagentHooks(name: "subagent_start", event: SubagentHookEvent): Promise<void>;
+  async runSubagentHooks(name: "subagent_stop", event: SubagentStopHookEvent): Promise<void>;
+  async runSubagentHooks(name: "subagent_start" | "subagent_stop", event: SubagentHookEvent | SubagentStopHookEvent): Promise<void> {
+    for (const record of this.list(name)) await this.call(record, event);
+    if (this.shell !== undefined) await this.shell.runSubagent(name, event);
   }
 
   private sync(): void {

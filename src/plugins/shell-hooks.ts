@@ -25,7 +25,7 @@ import { userHomeDir } from "../config/home.js";
 import type { Logger, ToolContext } from "../registry/types.js";
 import { parseShellAsync } from "../shell/parser.js";
 import type { EnvVars } from "../util/env-vars.js";
-import type { PostToolCallEvent, SessionEvent, ToolCallEvent, TransformToolResultEvent } from "./types.js";
+import type { PostToolCallEvent, SessionEvent, SubagentHookEvent, SubagentStopHookEvent, ToolCallEvent, TransformToolResultEvent } from "./types.js";
 
 export const SHELL_HOOK_DEFAULT_TIMEOUT_S = 60;
 export const SHELL_HOOK_MAX_TIMEOUT_S = 300;
@@ -34,13 +34,15 @@ const MAX_STDERR = 8 * 1024;
 /** Variables a hook inherits; everything else (API keys, tokens) stays with the agent. */
 export const SHELL_HOOK_ENV_KEYS = ["PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "SHELL", "TMPDIR", "TZ", "MIBYAN_HOME"] as const;
 
-type ShellEvent = "pre_tool_call" | "post_tool_call" | "transform_tool_result" | "on_session_start" | "on_session_end";
+type ShellEvent = "pre_tool_call" | "post_tool_call" | "transform_tool_result" | "on_session_start" | "on_session_end" | "subagent_start" | "subagent_stop";
 const CONFIG_KEYS: Record<ShellEvent, keyof HooksConfig> = {
   pre_tool_call: "preToolCall",
   post_tool_call: "postToolCall",
   transform_tool_result: "transformToolResult",
   on_session_start: "onSessionStart",
   on_session_end: "onSessionEnd",
+  subagent_start: "subagentStart",
+  subagent_stop: "subagentStop",
 };
 
 export interface ShellHook {
@@ -173,6 +175,26 @@ export class ShellHooks {
   async runSession(event: "on_session_start" | "on_session_end", data: SessionEvent): Promise<void> {
     for (const hook of this.matching(event)) {
       await this.run(hook, { hook_event_name: event, tool_name: null, tool_input: null, session_id: data.sessionId, cwd: this.options.cwd });
+    }
+  }
+
+  /** `subagent_start` / `subagent_stop`: the child's fields in snake_case beside the usual ones (session_id is the parent's). */
+  async runSubagent(event: "subagent_start" | "subagent_stop", data: SubagentHookEvent | SubagentStopHookEvent): Promise<void> {
+    for (const hook of this.matching(event)) {
+      const payload: Record<string, unknown> = {
+        hook_event_name: event,
+        tool_name: null,
+        tool_input: null,
+        session_id: data.parentSessionId ?? null,
+        cwd: this.options.cwd,
+        parent_session_id: data.parentSessionId ?? null,
+        child_session_id: data.childSessionId,
+        child_role: data.childRole,
+        task_index: data.taskIndex,
+        goal: data.goal,
+      };
+      if ("childStatus" in data) Object.assign(payload, { child_status: data.childStatus, child_summary: data.childSummary, duration_ms: data.durationMs });
+      await this.run(hook, payload);
     }
   }
 

@@ -62,7 +62,7 @@ export interface PluginStatus {
 }
 
 /** Every hook name a plugin may register; other names are stored with a warning. */
-export const VALID_HOOKS = ["pre_tool_call", "post_tool_call", "transform_tool_result", "on_session_start", "on_session_end"] as const;
+export const VALID_HOOKS = ["pre_tool_call", "post_tool_call", "transform_tool_result", "on_session_start", "on_session_end", "subagent_start", "subagent_stop"] as const;
 export type HookName = (typeof VALID_HOOKS)[number];
 
 /** What every tool-call hook is told about the call. */
@@ -95,6 +95,23 @@ export interface TransformToolResultEvent extends ToolCallEvent {
 export interface SessionEvent {
   sessionId: string;
   [key: string]: unknown;
+}
+
+/** What `subagent_start` hooks are told: a delegate_task child is starting (docs/delegation.md). */
+export interface SubagentHookEvent {
+  /** The session that delegated (undefined for a run without one). */
+  parentSessionId: string | undefined;
+  childSessionId: string;
+  childRole: "leaf" | "orchestrator";
+  taskIndex: number;
+  goal: string;
+}
+
+/** What `subagent_stop` hooks are told, once the child has ended (whatever its status). */
+export interface SubagentStopHookEvent extends SubagentHookEvent {
+  childStatus: "completed" | "failed" | "interrupted" | "error" | "timeout";
+  childSummary: string | null;
+  durationMs: number;
 }
 
 /** `pre_tool_call` may return one of these; other values are ignored. */
