@@ -128,6 +128,28 @@ export type {
   RunAgentStatus,
   SessionRecorder,
 } from "./agent/types.js";
+// delegate_task: subagents with their own context, run by the agent loop (docs/delegation.md).
+export {
+  createDelegateHandler,
+  delegateTaskSchema,
+  delegateTaskTool,
+  DELEGATE_TASK_TOOL,
+  DELEGATE_BLOCKED_TOOLS,
+  DELEGATE_BLOCKED_TOOLSETS,
+  childEndpoint,
+  delegationSettings,
+  type ChildEndpoint,
+  type DelegateExitReason,
+  type DelegateHandlerOptions,
+  type DelegateTaskOutput,
+  type DelegateTaskResult,
+  type DelegateTaskStatus,
+  type DelegateToolTrace,
+  type DelegationSettings,
+  type SessionSurfaceGate,
+  type SubagentStartEvent,
+  type SubagentStopEvent,
+} from "./agent/delegation/index.js";
 // Tool search: MCP and plugin tools deferred behind tool_search / tool_describe / tool_call (docs/tool-search.md).
 export {
   planToolDefinitions,
@@ -206,6 +228,7 @@ export {
   MemoryAllowlist,
   MemoryPendingStore,
   NonInteractiveSurface,
+  SubagentSurface,
   OpenAISmartReviewer,
   TerminalSurface,
   actionDisplay,

@@ -61,6 +61,7 @@ export {
   type PendingResolution,
 } from "../surfaces/pending-store.js";
 export { NonInteractiveSurface, type NonInteractivePolicy } from "../surfaces/non-interactive.js";
+export { SubagentSurface } from "../surfaces/subagent.js";
 export { hasInteractiveTerminal, parseChoice, PROMPT_TEXT, TerminalSurface, type TerminalSurfaceOptions } from "../surfaces/terminal.js";
 export { renderRequest, visible } from "../surfaces/display.js";
 export { buildReviewPrompt, OpenAISmartReviewer, parseVerdict, type OpenAIReviewerOptions } from "../smart/reviewer.js";
