@@ -143,6 +143,7 @@ describe("loadConfig", () => {
       memory: { memoryEnabled: true, userProfileEnabled: true, memoryCharLimit: 2200, userCharLimit: 1375, writeApproval: false },
       toolSearch: { enabled: "auto", thresholdPct: 10, searchDefaultLimit: 5, maxSearchLimit: 20 },
       delegation: { maxIterations: 50, maxSpawnDepth: 1, orchestratorEnabled: true, subagentAutoApprove: false, maxSummaryChars: 24000 },
+      compaction: { enabled: true, threshold: 0.5, keepFirst: 3, keepLast: 20 },
       model: {},
     });
   });
@@ -249,6 +250,7 @@ terminal:
       memory: { memoryEnabled: true, userProfileEnabled: true, memoryCharLimit: 2200, userCharLimit: 1375, writeApproval: false },
       toolSearch: { enabled: "auto", thresholdPct: 10, searchDefaultLimit: 5, maxSearchLimit: 20 },
       delegation: { maxIterations: 50, maxSpawnDepth: 1, orchestratorEnabled: true, subagentAutoApprove: false, maxSummaryChars: 24000 },
+      compaction: { enabled: true, threshold: 0.5, keepFirst: 3, keepLast: 20 },
       model: {},
     });
     expect((loaded.document as { tools: unknown }).tools).toEqual({
@@ -281,6 +283,7 @@ terminal:
       memory: { memoryEnabled: true, userProfileEnabled: true, memoryCharLimit: 2200, userCharLimit: 1375, writeApproval: false },
       toolSearch: { enabled: "auto", thresholdPct: 10, searchDefaultLimit: 5, maxSearchLimit: 20 },
       delegation: { maxIterations: 50, maxSpawnDepth: 1, orchestratorEnabled: true, subagentAutoApprove: false, maxSummaryChars: 24000 },
+      compaction: { enabled: true, threshold: 0.5, keepFirst: 3, keepLast: 20 },
       model: {},
     });
   });

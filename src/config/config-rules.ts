@@ -252,6 +252,22 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
   { path: "delegation.base_url", type: httpUrlType, description: "The subagents' endpoint (default: the parent's)." },
   { path: "delegation.api_key_env", type: envNameType, description: "Environment variable holding the subagents' API key (default: the parent's key, unless base_url names another endpoint)." },
   { path: "delegation.api_key", type: secretRefusedType, description: "Never read: name the key's environment variable in delegation.api_key_env." },
+  // compaction: context compaction in the agent loop (docs/compaction.md)
+  { path: "compaction.enabled", type: ConfigTypes.boolean, default: true, description: "Compact a long conversation: summarise its middle when the prompt passes threshold of the context window." },
+  {
+    path: "compaction.threshold",
+    type: scalarType("a number more than 0 and at most 1 (a share of the context window)", (v) => typeof v === "number" && Number.isFinite(v) && v > 0 && v <= 1),
+    default: 0.5,
+    description: "Share of the context window the prompt may take before the loop compacts (0.5 = half).",
+  },
+  { path: "compaction.keep_first", type: integerRangeType(0, 10_000), default: 3, description: "Messages kept verbatim at the start of the conversation." },
+  { path: "compaction.keep_last", type: integerRangeType(1, 10_000), default: 20, description: "Messages kept verbatim at the end (tool rounds are never split)." },
+  { path: "compaction.model", type: ConfigTypes.string, description: "The model that writes the summary (same endpoint); default: the chat's model." },
+  {
+    path: "compaction.context_tokens",
+    type: ConfigTypes.positiveInteger,
+    description: "The model's context window in tokens (default: tool_search.context_tokens, else 128,000).",
+  },
   // model: the endpoint `mibyan chat` talks to (docs/chat.md); the key itself only ever comes from the environment
   { path: "model.base_url", type: httpUrlType, description: "OpenAI-compatible Chat Completions endpoint (e.g. https://api.openai.com/v1); --base-url wins, OPENAI_BASE_URL is the fallback." },
   { path: "model.name", type: ConfigTypes.string, description: "The model name the endpoint knows; --model wins." },

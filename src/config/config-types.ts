@@ -236,6 +236,22 @@ export interface DelegationConfig {
   apiKeyEnv?: string;
 }
 
+/** `compaction`: context compaction in the agent loop (docs/compaction.md); `mibyan chat` passes it as `RunAgentOptions.compaction`. */
+export interface CompactionSectionConfig {
+  /** Default true. */
+  enabled: boolean;
+  /** Share of the context window (more than 0, at most 1) the prompt may take. Default 0.5. */
+  threshold: number;
+  /** Messages kept verbatim at the start. Default 3. */
+  keepFirst: number;
+  /** Messages kept verbatim at the end. Default 20. */
+  keepLast: number;
+  /** The summary request's model (same endpoint); absent: the chat's. */
+  model?: string;
+  /** The model's context window in tokens; absent: tool_search.context_tokens, else 128,000. */
+  contextTokens?: number;
+}
+
 /** `model`: the endpoint `mibyan chat` uses (docs/chat.md). Flags win over these; the API key is only ever read from the environment. */
 export interface ModelConfig {
   /** OpenAI-compatible base URL (`https://api.openai.com/v1`). */
@@ -258,6 +274,7 @@ export interface MibyanConfig {
   processes: ProcessesConfig;
   memory: MemoryConfig;
   toolSearch: ToolSearchSectionConfig;
+  compaction: CompactionSectionConfig;
   delegation: DelegationConfig;
   model: ModelConfig;
 }

@@ -16,7 +16,8 @@ import { getConfig } from "../../config/load-config.js";
 import { mibyanHome } from "../../config/home.js";
 import { ModelSettingsError, resolveModel } from "../../agent/model-endpoint.js";
 import { runAgent, AgentConfigError, AgentEndpointError } from "../../agent/loop/public.js";
-import { openSessionWiring, type SessionWiring } from "../../agent/session-wiring.js";
+import { addDelegation, openSessionWiring, type SessionWiring } from "../../agent/session-wiring.js";
+import { childEndpoint } from "../../agent/delegation/settings.js";
 import type { AgentEvent, RunAgentResult } from "../../agent/types.js";
 import { redactSecrets } from "../../redaction/redact.js";
 import { boot } from "../actions.js";
@@ -56,6 +57,7 @@ function fail(message: string, code: number): number {
 function activity(event: AgentEvent): void {
   if (event.type === "tool_end") process.stderr.write(`${event.emoji} ${event.name} (${event.status}, ${event.elapsedMs} ms)\n`);
   else if (event.type === "retry") process.stderr.write(`… ${event.reason}; retrying in ${Math.round(event.delayMs)} ms\n`);
+  else if (event.type === "compaction") process.stderr.write("context compacted\n");
 }
 
 export async function runChatCommand(options: ChatOptions): Promise<number> {
@@ -77,7 +79,11 @@ export async function runChatCommand(options: ChatOptions): Promise<number> {
   // The key goes to the endpoint client only: out of this process's environment, no tool's child
   // process (terminal, execute_code, hooks) and no plugin can read it and write it into the session.
   // After the gate is built: a smart reviewer configured to use the same variable has read it already.
+  // The subagents' endpoint (delegation.model / base_url / api_key_env, else the chat's) is read first: its
+  // key variable leaves the environment with the chat's (docs/delegation.md).
+  const subagents = childEndpoint(config.delegation, { model: settings.model, baseURL: settings.baseURL, apiKey: settings.apiKey ?? NO_KEY });
   if (settings.apiKeyEnv !== undefined) delete process.env[settings.apiKeyEnv];
+  if (config.delegation.apiKeyEnv !== undefined) delete process.env[config.delegation.apiKeyEnv];
   const refusals: Refusal[] = [];
   const stopObserving = gate.addObserver({
     onDecision(decision: GateDecision) {
@@ -100,6 +106,18 @@ export async function runChatCommand(options: ChatOptions): Promise<number> {
       return fail((thrown as Error).message, (thrown as { kind?: string }).kind === "not_found" ? 2 : 1);
     }
     const session = wiring;
+    // delegate_task: children on the chat's tools, stored as subagent sessions of this one, hooks from plugins and config.yaml.
+    addDelegation(wiring, runtime.registry, {
+      model: settings.model,
+      baseURL: settings.baseURL,
+      apiKey: settings.apiKey ?? NO_KEY,
+      child: subagents,
+      delegation: config.delegation,
+      toolsets: options.toolsets,
+      toolSearch: config.toolSearch,
+      onSubagentStart: (event) => runtime.plugins?.subagentStart(event),
+      onSubagentStop: (event) => runtime.plugins?.subagentStop(event),
+    });
     const turn = (prompt: string, signal: AbortSignal): Promise<RunAgentResult> =>
       runAgent({
         model: settings.model,
@@ -114,6 +132,10 @@ export async function runChatCommand(options: ChatOptions): Promise<number> {
         systemPrompt: { memory: session.memory },
         // config.yaml's tool_search section (docs/tool-search.md): MCP and plugin tools deferred past its share.
         toolSearch: config.toolSearch,
+        // config.yaml's compaction section (docs/compaction.md); the window falls back to tool_search's.
+        compaction: { ...config.compaction, contextTokens: config.compaction.contextTokens ?? config.toolSearch.contextTokens },
+        // The task (terminal directory, shell) stays the chat's when a compaction continues the session in a new one.
+        taskId: session.sessionId,
         signal,
         stream: ui !== undefined,
         onEvent: options.json ? undefined : (ui?.onEvent ?? activity),
@@ -133,7 +155,7 @@ export async function runChatCommand(options: ChatOptions): Promise<number> {
     try {
       result = await turn(options.query, controller.signal);
     } catch (thrown) {
-      if (thrown instanceof AgentEndpointError) return fail(`${thrown.message} (session ${wiring.sessionId} keeps what was said)`, 1);
+      if (thrown instanceof AgentEndpointError) return fail(`${thrown.message} (session ${wiring.session.id} keeps what was said)`, 1);
       if (thrown instanceof AgentConfigError) return fail(thrown.message, 2);
       throw thrown;
     }
@@ -141,11 +163,11 @@ export async function runChatCommand(options: ChatOptions): Promise<number> {
       refusals.length === 0 ? "" : `${refusals.length} command(s) needing approval were refused: nobody can approve in -q mode (set approvals.non_interactive: allow in config.yaml to allow them, hardline rules aside).`;
     if (options.json) {
       const { status, finalText: answer, toolCalls, usage, turns } = result;
-      process.stdout.write(`${JSON.stringify({ answer, sessionId: wiring.sessionId, status, turns, toolCalls, usage, refused: refusals, resumed: wiring.resumed })}\n`);
+      process.stdout.write(`${JSON.stringify({ answer, sessionId: wiring.session.id, status, turns, toolCalls, usage, refused: refusals, resumed: wiring.resumed })}\n`);
     } else {
       process.stdout.write(result.finalText.endsWith("\n") ? result.finalText : `${result.finalText}\n`);
       if (refusalNote !== "") process.stderr.write(`mibyan chat: ${refusalNote}\n`);
-      process.stderr.write(`session ${wiring.sessionId}${result.status === "completed" ? "" : ` (${result.status})`}\n`);
+      process.stderr.write(`session ${wiring.session.id}${result.status === "completed" ? "" : ` (${result.status})`}\n`);
     }
     return result.status === "interrupted" ? 130 : 0;
   } finally {
