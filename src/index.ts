@@ -54,7 +54,7 @@ export {
   type TodoSummary,
 } from "./agent/stores/todo-store.js";
 export { hydrateTodosFromHistory, isTodoInjection, withTodoInjection, type HistoryMessage } from "./agent/stores/todo-history.js";
-export { createTodoHandler, TODO_SCHEMA, TODO_TOOL } from "./agent/tools/todo.js";
+export { createTodoHandler, TODO_SCHEMA, TODO_TOOL, type TodoHandler } from "./agent/tools/todo.js";
 export {
   ENTRY_DELIMITER,
   FileMemoryStore,
@@ -120,12 +120,14 @@ export type {
   AgentToolStatus,
   AgentUsage,
   AgentUserMessage,
+  CompactionOptions,
   MemorySnapshotSource,
   PromptOptions,
   RetryOptions,
   RunAgentOptions,
   RunAgentResult,
   RunAgentStatus,
+  SessionContinuationAware,
   SessionRecorder,
 } from "./agent/types.js";
 // delegate_task: subagents with their own context, run by the agent loop (docs/delegation.md).

@@ -31,6 +31,7 @@ export {
   type ToolsConfig,
   type ToolsetsConfig,
   type ToolSearchSectionConfig,
+  type CompactionSectionConfig,
   type ValidateConfigOptions,
 } from "./config-schema.js";
 export {
