@@ -163,6 +163,9 @@ describe("mibyan chat on a terminal: the activity line", () => {
     expect(prompt).toContain(`$ rm -rf ${victim}`);
     run.child.write("n\r");
     await run.waitFor("Reason");
+    // The answer is echoed once (chat's own reader is quiet while a turn runs).
+    const answered = run.screen().slice(run.screen().indexOf(PROMPT_TEXT) + PROMPT_TEXT.length, run.screen().indexOf("Reason"));
+    expect(answered.replace(/\x1b\[[0-9;]*[A-Za-z]/g, "").replace(/\s/g, "")).toBe("n");
     run.child.write("\r");
     await run.waitFor("Left it alone.");
     expect(readFileSync(path.join(victim, "data.txt"), "utf8")).toBe("keep me\n");

@@ -71,9 +71,14 @@ export class ChatRenderer {
       case "retry":
         this.notice(`… ${event.reason}; retrying in ${Math.round(event.delayMs)} ms`);
         break;
+      case "compaction":
+        this.notice(`context compacted (~${event.tokensBefore} → ~${event.tokensAfter} tokens)${event.sessionId !== undefined && event.sessionId !== event.previousSessionId ? `; session ${event.sessionId}` : ""}`);
+        break;
+      case "compaction_failed":
+        this.notice(`context not compacted: ${event.reason}`);
+        break;
       default:
-        // Events this renderer predates (context compaction) get one line; the rest need none.
-        if ((event as { type: string }).type === "compaction") this.notice("context compacted");
+        break;
     }
   };
 

@@ -20,6 +20,7 @@ import { hasInteractiveTerminal, TerminalSurface } from "../../approval/surfaces
 import type { MemoryHandlerOptions } from "../../agent/tools/memory.js";
 import type { AgentEvent, RunAgentResult } from "../../agent/types.js";
 import { ChatRenderer } from "../chat/chat-renderer.js";
+import { quietOutput } from "../chat/quiet-output.js";
 import { TerminalQuestions } from "../chat/terminal-questions.js";
 
 export interface InteractiveTurn {
@@ -63,7 +64,9 @@ export async function runInteractiveChat(turn: InteractiveTurn, sessionId: strin
   // A terminal to talk on: stdin and stderr both TTYs. With stderr redirected, readline's terminal mode
   // would write its prompt and cursor codes into that file: then lines are read plainly, as from a pipe.
   const tty = hasInteractiveTerminal();
-  const rl = readline.createInterface({ input: process.stdin, output: tty ? process.stderr : undefined, terminal: tty });
+  // Quiet during a turn: its echo of typed keys would land on the activity line or double a question's.
+  const output = quietOutput(process.stderr);
+  const rl = readline.createInterface({ input: process.stdin, output: tty ? output.stream : undefined, terminal: tty });
   const queued: string[] = [];
   let waiting: ((line: string | undefined) => void) | undefined;
   let ended = false;
@@ -112,6 +115,7 @@ export async function runInteractiveChat(turn: InteractiveTurn, sessionId: strin
       if (prompt === "") continue;
       if (prompt === "/exit" || prompt === "/quit") break;
       current = new AbortController();
+      output.quiet(true);
       try {
         // A throw ends the session; the outer `finally` stops the activity line.
         const result = await turn(prompt, current.signal);
@@ -124,6 +128,7 @@ export async function runInteractiveChat(turn: InteractiveTurn, sessionId: strin
         if (result.status !== "completed") process.stderr.write(`(${result.status})\n`);
       } finally {
         current = undefined;
+        output.quiet(false);
         // The approval prompt's own reader, closed, paused stdin and left raw mode: take the terminal back.
         if (tty) {
           process.stdin.setRawMode?.(true);
