@@ -34,7 +34,8 @@ export interface InteractiveUi {
   onEvent(event: AgentEvent): void;
   /** Asks on the terminal; undefined without one (memory writes needing approval are then refused). */
   approveMemoryWrite: MemoryHandlerOptions["approveWrite"];
-  run(turn: InteractiveTurn, sessionId: string): Promise<number>;
+  /** `sessionId` is asked again at the end: a compaction continues the conversation in a new session. */
+  run(turn: InteractiveTurn, sessionId: () => string): Promise<number>;
   /** Stops the activity line for good (safe to call more than once, on any exit path). */
   stop(): void;
 }
@@ -60,7 +61,7 @@ export function openInteractiveUi(gate: ApprovalGate): InteractiveUi {
   };
 }
 
-export async function runInteractiveChat(turn: InteractiveTurn, sessionId: string, renderer: ChatRenderer = new ChatRenderer()): Promise<number> {
+export async function runInteractiveChat(turn: InteractiveTurn, sessionId: () => string, renderer: ChatRenderer = new ChatRenderer()): Promise<number> {
   // A terminal to talk on: stdin and stderr both TTYs. With stderr redirected, readline's terminal mode
   // would write its prompt and cursor codes into that file: then lines are read plainly, as from a pipe.
   const tty = hasInteractiveTerminal();
@@ -106,7 +107,7 @@ export async function runInteractiveChat(turn: InteractiveTurn, sessionId: strin
   };
 
   rl.setPrompt("> ");
-  process.stderr.write(`session ${sessionId} — /exit or Ctrl-D ends it, Ctrl-C interrupts a turn\n`);
+  process.stderr.write(`session ${sessionId()} — /exit or Ctrl-D ends it, Ctrl-C interrupts a turn\n`);
   try {
     for (;;) {
       const line = await next();
@@ -141,6 +142,6 @@ export async function runInteractiveChat(turn: InteractiveTurn, sessionId: strin
     process.removeListener("SIGINT", onInterrupt);
     rl.close();
   }
-  process.stderr.write(`session ${sessionId}\n`);
+  process.stderr.write(`session ${sessionId()}\n`);
   return 0;
 }

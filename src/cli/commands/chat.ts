@@ -149,7 +149,7 @@ export async function runChatCommand(options: ChatOptions): Promise<number> {
           if (thrown instanceof AgentEndpointError || thrown instanceof AgentConfigError) return { error: thrown.message };
           throw thrown;
         }
-      }, wiring.sessionId);
+      }, () => session.session.id); // the current session: a compaction continues the conversation in a new one
     }
     let result: RunAgentResult;
     try {
