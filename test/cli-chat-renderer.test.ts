@@ -82,6 +82,21 @@ describe("ChatRenderer", () => {
     expect(out.text()).toBe("Done.\n");
   });
 
+  it("a tool name the model made up and an endpoint's message reach the terminal inert", () => {
+    for (const isTTY of [true, false]) {
+      const err = recorder(isTTY);
+      const renderer = new ChatRenderer({ out: recorder(false), err, env: {} });
+      renderer.onEvent({ type: "retry", turn: 1, attempt: 1, delayMs: 10, status: 503, reason: "bad\x1b]0;title\x07gateway" });
+      renderer.onEvent({ type: "tool_start", turn: 1, callId: "c1", name: "evil\x1b[2Jname", emoji: "🔧", arguments: "{}" });
+      renderer.onEvent({ type: "tool_end", turn: 1, callId: "c1", name: "evil\x1b[2Jname", emoji: "🔧", elapsedMs: 1, status: "error", content: "" });
+      renderer.stop();
+      expect(err.text()).toContain("evil\\x1b[2Jname");
+      expect(err.text()).toContain("bad\\x1b]0;title\\x07gateway");
+      expect(err.text()).not.toContain("\x1b[2J");
+      expect(err.text()).not.toContain("\x07");
+    }
+  });
+
   it("NO_COLOR turns the colours off (set and not empty)", () => {
     expect(colorAllowed({})).toBe(true);
     expect(colorAllowed({ NO_COLOR: "" })).toBe(true);

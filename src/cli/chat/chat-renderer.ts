@@ -8,6 +8,7 @@
  */
 
 import type { AgentEvent, RunAgentResult } from "../../agent/types.js";
+import { visible } from "../../approval/surfaces/display.js";
 import { ActivityLine, type LineStream } from "./activity-line.js";
 
 export interface ChatRendererOptions {
@@ -21,6 +22,15 @@ export interface ChatRendererOptions {
 
 /** NO_COLOR set to anything but the empty string turns colours off (no-color.org). */
 export const colorAllowed = (env: NodeJS.ProcessEnv): boolean => env.NO_COLOR === undefined || env.NO_COLOR === "";
+
+/**
+ * A tool name (the model's, for a tool that does not exist) or an endpoint's message, made inert for
+ * the terminal: escape sequences shown, not sent (one could clear the screen or rewrite the line), and cut.
+ */
+function inert(text: string, max: number): string {
+  const shown = visible(text);
+  return shown.length > max ? `${shown.slice(0, max)}…` : shown;
+}
 
 export class ChatRenderer {
   private readonly out: { write(text: string): unknown };
@@ -62,20 +72,20 @@ export class ChatRenderer {
         break;
       case "tool_start":
         this.endLine();
-        this.line?.callStarted(event.callId, event.emoji, event.name);
+        this.line?.callStarted(event.callId, event.emoji, inert(event.name, 64));
         break;
       case "tool_end":
-        if (this.line !== undefined) this.line.callEnded(event.callId, event.emoji, event.name, event.status, event.elapsedMs);
-        else this.err.write(`${event.emoji} ${event.name} (${event.status}, ${event.elapsedMs} ms)\n`);
+        if (this.line !== undefined) this.line.callEnded(event.callId, event.emoji, inert(event.name, 64), event.status, event.elapsedMs);
+        else this.err.write(`${event.emoji} ${inert(event.name, 64)} (${event.status}, ${event.elapsedMs} ms)\n`);
         break;
       case "retry":
-        this.notice(`… ${event.reason}; retrying in ${Math.round(event.delayMs)} ms`);
+        this.notice(`… ${inert(event.reason, 300)}; retrying in ${Math.round(event.delayMs)} ms`);
         break;
       case "compaction":
         this.notice(`context compacted (~${event.tokensBefore} → ~${event.tokensAfter} tokens)${event.sessionId !== undefined && event.sessionId !== event.previousSessionId ? `; session ${event.sessionId}` : ""}`);
         break;
       case "compaction_failed":
-        this.notice(`context not compacted: ${event.reason}`);
+        this.notice(`context not compacted: ${inert(event.reason, 300)}`);
         break;
       default:
         break;
