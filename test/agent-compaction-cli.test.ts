@@ -43,7 +43,7 @@ describe("mibyan chat -q with compaction", () => {
     const route = (request: RecordedRequest): Step => (isSummaryRequest(request) ? reply.text("SUMMARY: the big file is lorem ipsum.") : (agent[a++] ?? reply.error(400, "no more steps")));
     server = await startScriptedOpenAI(Array.from({ length: 6 }, () => route));
 
-    const env = { ...cliEnv(home, mkdtempSync(path.join(scratch, "user-"))), CHAT_TEST_KEY: "sk-chat-test-0123456789" };
+    const env: NodeJS.ProcessEnv = { ...cliEnv(home, mkdtempSync(path.join(scratch, "user-"))), CHAT_TEST_KEY: "sk-chat-test-0123456789" };
     for (const name of ["OPENAI_API_KEY", "OPENAI_BASE_URL"]) delete env[name];
     const run = await spawnCollect(
       process.execPath,
@@ -89,7 +89,7 @@ describe("mibyan chat -q with compaction", () => {
     let a = 0;
     await server?.close();
     server = await startScriptedOpenAI(Array.from({ length: 6 }, () => (request: RecordedRequest): Step => (isSummaryRequest(request) ? reply.text("S") : (agent[a++] ?? reply.error(400, "no more steps")))));
-    const env = { ...cliEnv(home, mkdtempSync(path.join(scratch, "user-"))), CHAT_TEST_KEY: "sk-chat-test-0123456789" };
+    const env: NodeJS.ProcessEnv = { ...cliEnv(home, mkdtempSync(path.join(scratch, "user-"))), CHAT_TEST_KEY: "sk-chat-test-0123456789" };
     for (const name of ["OPENAI_API_KEY", "OPENAI_BASE_URL"]) delete env[name];
     const run = await spawnCollect(process.execPath, [BIN, "chat", "--model", "scripted-model", "--base-url", server.baseURL, "--api-key-env", "CHAT_TEST_KEY", "--toolsets", "file", "-q", "go"], { env, cwd: work });
     expect(run.status, run.stderr).toBe(0);
