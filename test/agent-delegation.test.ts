@@ -407,3 +407,60 @@ describe("delegate_task: cancellation, failures, time limit", () => {
     }
   });
 });
+
+describe("delegate_task: schema, settings, plugin hooks", () => {
+  it("the description states the real limits, rebuilt at each listing from the settings", async () => {
+    const { ToolRegistry, getToolDefinitions } = await import("../src/index.js");
+    const { delegateTaskTool, delegationSettings } = await import("../src/agent/delegation/index.js");
+    const own = new ToolRegistry({ logger: createMemoryLogger() });
+    let section: Record<string, unknown> = {};
+    own.register(delegateTaskTool(() => delegationSettings(section, {})));
+    const describeNow = () => getToolDefinitions({ registry: own })[0]!.function;
+    expect(describeNow().description).toContain("at most 3 per call");
+    expect(describeNow().description).toContain("Subagents cannot delegate further (max_spawn_depth 1).");
+    expect(describeNow().description).toContain("a budget of 50 model requests");
+    expect(JSON.stringify(describeNow().parameters)).not.toContain("orchestrator");
+    section = { maxConcurrentChildren: 5, maxSpawnDepth: 3, maxIterations: 12 };
+    expect(describeNow().description).toContain("at most 5 per call");
+    expect(describeNow().description).toContain("Delegation may nest 3 levels deep");
+    expect(describeNow().description).toContain("a budget of 12 model requests");
+    expect(JSON.stringify(describeNow().parameters)).toContain("orchestrator");
+  });
+
+  it("settings: config wins over DELEGATION_MAX_CONCURRENT_CHILDREN, which wins over the default; api_key_env is read", async () => {
+    const { delegationSettings, childEndpoint } = await import("../src/agent/delegation/index.js");
+    expect(delegationSettings({}, {}).maxConcurrentChildren).toBe(3);
+    expect(delegationSettings({}, { DELEGATION_MAX_CONCURRENT_CHILDREN: "6" }).maxConcurrentChildren).toBe(6);
+    expect(delegationSettings({}, { DELEGATION_MAX_CONCURRENT_CHILDREN: "lots" }).maxConcurrentChildren).toBe(3);
+    expect(delegationSettings({ maxConcurrentChildren: 2 }, { DELEGATION_MAX_CONCURRENT_CHILDREN: "6" }).maxConcurrentChildren).toBe(2);
+    expect(delegationSettings({ childTimeoutSeconds: 45 }, {}).childTimeoutMs).toBe(45_000);
+    const parent = { model: "m", baseURL: "http://127.0.0.1:1/v1", apiKey: "parent-key" };
+    expect(childEndpoint({ apiKeyEnv: "SUB_KEY" }, parent, { SUB_KEY: "sub-key" })).toEqual({ model: "m", baseURL: parent.baseURL, apiKey: "sub-key" });
+    expect(childEndpoint({ baseUrl: "http://127.0.0.1:1/v1/" }, parent, {}).apiKey).toBe("parent-key");
+    expect(childEndpoint({ baseUrl: "https://elsewhere.example/v1", model: "small" }, parent, {})).toEqual({ model: "small", baseURL: "https://elsewhere.example/v1", apiKey: undefined });
+  });
+
+  it("plugin hooks subagent_start / subagent_stop get the events; a throwing one is logged", async () => {
+    const { ToolRegistry } = await import("../src/index.js");
+    const { PluginHooks } = await import("../src/plugins/plugin-hooks.js");
+    const logger = createMemoryLogger();
+    const hooks = new PluginHooks({ registry: new ToolRegistry({ logger }), logger, approval: () => tools.gate });
+    const seen: unknown[] = [];
+    hooks.add("watcher", "subagent_start", ((event: unknown) => void seen.push(["start", event])) as (event: never) => unknown);
+    hooks.add("broken", "subagent_stop", (() => {
+      throw new Error("hook bug");
+    }) as (event: never) => unknown);
+    hooks.add("watcher", "subagent_stop", ((event: unknown) => void seen.push(["stop", event])) as (event: never) => unknown);
+    await serve(() => reply.text("done"));
+    const output: DelegateTaskOutput = await call(
+      delegate({ onSubagentStart: (e) => hooks.runSubagentHooks("subagent_start", e), onSubagentStop: (e) => hooks.runSubagentHooks("subagent_stop", e) }),
+      { goal: "hooked" },
+    );
+    expect(seen).toMatchObject([
+      ["start", { childRole: "leaf", goal: "hooked", taskIndex: 0 }],
+      ["stop", { childStatus: "completed", childSummary: "done" }],
+    ]);
+    expect(output.results[0]!.status).toBe("completed");
+    expect(logger.messages.some((e) => e.message.includes("subagent_stop hook threw"))).toBe(true);
+  });
+});
