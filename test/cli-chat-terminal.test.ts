@@ -20,6 +20,7 @@ import { reply, startScriptedOpenAI, type Json, type ScriptEntry, type ScriptedO
 const dirs: string[] = [];
 const servers: ScriptedOpenAI[] = [];
 const children: pty.IPty[] = [];
+const strays: number[] = [];
 
 function tempDir(prefix: string): string {
   const dir = mkdtempSync(path.join(tmpdir(), prefix));
@@ -27,6 +28,13 @@ function tempDir(prefix: string): string {
   return dir;
 }
 afterEach(async () => {
+  for (const pid of strays.splice(0)) {
+    try {
+      if (alive(pid)) process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
   for (const child of children.splice(0)) {
     try {
       child.kill("SIGKILL");
@@ -123,6 +131,8 @@ describe("mibyan chat on a terminal: the activity line", () => {
     await run.waitFor(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] 💻 terminal {2}\d/);
     for (let i = 0; i < 100 && !existsSync(pidFile); i++) await sleep(50);
     const pid = Number(readFileSync(pidFile, "utf8").trim());
+    // Its own process group: killing chat would not take it along, should the test fail before Ctrl-C did.
+    strays.push(pid);
     expect(alive(pid)).toBe(true);
     const typedAt = Date.now();
     run.child.write("\x03");
