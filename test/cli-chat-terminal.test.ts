@@ -103,7 +103,6 @@ describe("mibyan chat on a terminal: the activity line", () => {
     run.child.write("take a nap\r");
     await run.waitFor("Slept well.");
     const screen = run.screen();
-    if (process.env.SHOW_SCREEN) console.log(JSON.stringify(screen));
     // Redrawn in place: erase, a spinner frame, the call and its elapsed time; several frames over the second.
     const live = [...screen.matchAll(/\r\x1b\[2K([⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]) 💻 terminal {2}(\d+\.\d)s/g)];
     expect(live.length, JSON.stringify(screen)).toBeGreaterThanOrEqual(3);
