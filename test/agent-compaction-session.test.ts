@@ -20,6 +20,7 @@ import { runAgent } from "../src/agent/loop/run-agent.js";
 import { SUMMARY_SYSTEM_PROMPT } from "../src/agent/compaction/summary-request.js";
 import { SUMMARY_SYNTHETIC } from "../src/agent/compaction/result.js";
 import { openSessionWiring, type SessionWiring } from "../src/agent/session-wiring.js";
+import { TODO_INJECTION_HEADER } from "../src/agent/stores/todo-store.js";
 import { FileMemoryStore } from "../src/agent/stores/memory/file-memory-store.js";
 import type { AgentEvent, RunAgentOptions } from "../src/agent/types.js";
 import { getProcessRegistry } from "../src/process/default-registry.js";
@@ -36,6 +37,7 @@ const previousManager = getEnvironmentManager();
 const tools = localFileTools(scratch, mkdtempSync(path.join(scratch, "user-home-")));
 const servers: ScriptedOpenAI[] = [];
 let wiring: SessionWiring | undefined;
+const moreWirings: SessionWiring[] = [];
 let processId: string | undefined;
 
 beforeAll(() => {
@@ -57,6 +59,7 @@ beforeAll(() => {
 afterAll(async () => {
   for (const server of servers) await server.close();
   wiring?.close();
+  for (const w of moreWirings) w.close();
   const processes = getProcessRegistry();
   if (processId !== undefined) await processes.kill(processId.split("|")[0]!, processId.split("|")[1]!).catch(() => undefined);
   await processes.dispose();
@@ -207,5 +210,84 @@ describe("compaction with the session store, memory and background processes", (
     const resumed: Json[] = server.requests.at(-1)!.body.messages;
     expect(resumed.filter((m) => typeof m.content === "string" && m.content.startsWith("[Context compaction")).length).toBe(1);
     expect(resumed.map((m) => m.role)).toEqual(["system", "user", "user", "assistant", "tool", "assistant", "tool", "tool", "assistant", "user"]);
+  });
+
+  it("a session resumed after a compaction gets its todo list back from the injected block, and its next compaction injects it once", async () => {
+    const first = await openSessionWiring({ home, registry, memory: {}, model: "scripted-model" });
+    moreWirings.push(first);
+    const server = await startScriptedOpenAI(
+      routed(
+        [
+          reply.toolCalls(
+            [
+              {
+                id: "plan",
+                name: "todo",
+                args: {
+                  todos: [
+                    { id: "1", content: "alpha task", status: "in_progress" },
+                    { id: "2", content: "beta task\nwith a second line (really)", status: "pending" },
+                    { id: "3", content: "gamma done", status: "completed" },
+                  ],
+                },
+              },
+              { id: "big", name: "blob", args: { size: 200_000 } },
+            ],
+            null,
+            none,
+          ),
+          reply.toolCalls([{ id: "w", name: "whoami", args: {} }], null, none),
+          reply.text("planned", none),
+          // The resumed session's turn.
+          reply.toolCalls([{ id: "big2", name: "blob", args: { size: 200_000 } }], null, none),
+          reply.toolCalls([{ id: "w2", name: "whoami", args: {} }], null, none),
+          reply.text("resumed and done", none),
+        ],
+        [reply.text("FIRST SUMMARY"), reply.text("SECOND SUMMARY")],
+      ),
+    );
+    servers.push(server);
+    const run = (w: SessionWiring, prompt: string) =>
+      runAgent({
+        model: "scripted-model",
+        baseURL: server.baseURL,
+        apiKey: "sk-test-0123456789",
+        prompt,
+        registry,
+        session: w.session,
+        handlers: w.handlers,
+        systemPrompt: { contextFiles: false, now: new Date("2026-12-04T12:00:00Z") },
+        contextTokens: 40_000,
+        compaction: { keepFirst: 1, keepLast: 2 },
+        retry: { maxRetries: 0 },
+      });
+    const planned = await run(first, "plan the work");
+    expect(planned.finalText).toBe("planned");
+    const continuation = planned.sessionId!;
+    expect(continuation).not.toBe(first.sessionId);
+    // The todo call itself was summarised away: only the block tells what the list was.
+    const stored = first.store.getMessages(continuation);
+    expect(stored.some((m) => m.tool_calls?.some((c) => c.function.name === "todo"))).toBe(false);
+    expect(stored.filter((m) => m.content?.startsWith(TODO_INJECTION_HEADER))).toHaveLength(1);
+
+    // Another process resumes the continuation: the list comes back from the block (active items).
+    const resumed = await openSessionWiring({ home, registry, memory: {}, resume: continuation });
+    moreWirings.push(resumed);
+    const list = JSON.parse(await resumed.handlers.todo!({}, { sessionId: continuation }));
+    expect(list.todos).toEqual([
+      { id: "1", content: "alpha task", status: "in_progress" },
+      { id: "2", content: "beta task\nwith a second line (really)", status: "pending" },
+    ]);
+
+    const done = await run(resumed, "go on");
+    expect(done.finalText).toBe("resumed and done");
+    expect(done.sessionId).not.toBe(continuation);
+    const sent: Json[] = server.requests.at(-1)!.body.messages;
+    const blocks = sent.filter((m) => typeof m.content === "string" && m.content.startsWith(TODO_INJECTION_HEADER));
+    expect(blocks).toHaveLength(1);
+    expect(blocks[0].content).toContain("alpha task");
+    expect(sent.filter((m) => typeof m.content === "string" && m.content.startsWith("[Context compaction"))).toHaveLength(1);
+    expect(sent.find((m) => typeof m.content === "string" && m.content.startsWith("[Context compaction")).content).toContain("SECOND SUMMARY");
+    expect(resumed.store.lineage(done.sessionId!)).toEqual([done.sessionId, continuation, first.sessionId]);
   });
 });

@@ -15,6 +15,8 @@ export interface HistoryMessage {
   content?: unknown;
   tool_call_id?: string | undefined;
   tool_calls?: ReadonlyArray<{ id?: string; function?: { name?: string } }> | undefined;
+  /** Set on messages the loop made up (a session store keeps it): only those are read as an injected block. */
+  synthetic?: string | undefined;
 }
 
 /** Whether `message` is a todo block injected after an earlier compaction. */
@@ -33,9 +35,28 @@ export function withTodoInjection<M extends HistoryMessage>(messages: readonly M
   return kept;
 }
 
+/** A line of the injected block: `- [>] <id>. <content> (in_progress)` (formatTodosForInjection). */
+const INJECTED_ITEM = /^- \[[ >]\] ([\s\S]*?)\. ([\s\S]*) \((pending|in_progress)\)$/;
+
+/** The items of an injected block (active ones only: that is all the block holds); undefined when it does not parse. */
+function itemsOfInjection(content: string): { id: string; content: string; status: string }[] | undefined {
+  const body = content.slice(TODO_INJECTION_HEADER.length).replace(/^\n/, "");
+  if (body.trim() === "") return undefined;
+  const items = [];
+  // An item's content may span lines: an item starts only where a line starts with a marker.
+  for (const entry of body.split(/\n(?=- \[[ >x~]\] )/)) {
+    const match = INJECTED_ITEM.exec(entry);
+    if (match === null) return undefined;
+    items.push({ id: match[1]!, content: match[2]!, status: match[3]! });
+  }
+  return items;
+}
+
 /**
- * Rebuilds the session's list from the last `todo` tool result in `messages` (a resumed session).
- * Returns the restored list, or undefined when the history holds no usable todo result.
+ * Rebuilds the session's list from the last `todo` tool result in `messages` (a resumed session), or
+ * from the block a compaction injected when that came later: after a compaction the todo calls may
+ * have been summarised away, and the block (active items) is what the conversation still shows.
+ * Returns the restored list, or undefined when the history holds neither.
  */
 export async function hydrateTodosFromHistory(store: TodoStore, sessionId: string, messages: readonly HistoryMessage[]): Promise<TodoItem[] | undefined> {
   const todoCallIds = new Set<string>();
@@ -46,6 +67,12 @@ export async function hydrateTodosFromHistory(store: TodoStore, sessionId: strin
   }
   for (let i = messages.length - 1; i >= 0; i--) {
     const message = messages[i]!;
+    // Only a block the loop injected (marked synthetic): a user who types the header does not set the list.
+    if (message.synthetic !== undefined && isTodoInjection(message) && (message.content as string).length <= MAX_TODO_RESULT_CHARS) {
+      const items = itemsOfInjection(message.content as string);
+      if (items !== undefined) return await store.restore(sessionId, items);
+      continue;
+    }
     if (message.role !== "tool" || message.tool_call_id === undefined || !todoCallIds.has(message.tool_call_id)) continue;
     if (typeof message.content !== "string" || message.content.length > MAX_TODO_RESULT_CHARS) continue;
     let parsed: unknown;
