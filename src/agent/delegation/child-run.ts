@@ -54,7 +54,7 @@ export interface ChildRunContext {
   workspace: string | undefined;
   contextFiles: boolean | undefined;
   /** Options passed through to every child's `runAgent`. */
-  runOptions: Pick<RunAgentOptions, "headers" | "modelSettings" | "retry" | "requestTimeoutMs" | "toolSearch" | "contextTokens" | "maxConcurrency">;
+  runOptions: Pick<RunAgentOptions, "headers" | "modelSettings" | "retry" | "requestTimeoutMs" | "toolSearch" | "contextTokens" | "maxConcurrency" | "compaction">;
   onStart: ((event: SubagentStartEvent) => void | Promise<void>) | undefined;
   onStop: ((event: SubagentStopEvent) => void | Promise<void>) | undefined;
   onEvent: ((taskIndex: number, event: AgentEvent) => void) | undefined;

@@ -61,6 +61,8 @@ export interface DelegateHandlerOptions {
   toolSearch?: unknown;
   contextTokens?: number | undefined;
   maxConcurrency?: number | undefined;
+  /** The children's context compaction (docs/compaction.md); default the loop's. A child's session keeps its id when compacted. */
+  compaction?: RunAgentOptions["compaction"];
   /** Called as each child starts and ends (the plugin hooks `subagent_start` / `subagent_stop`). A throw is logged, never fatal. */
   onSubagentStart?: ((event: SubagentStartEvent) => void | Promise<void>) | undefined;
   onSubagentStop?: ((event: SubagentStopEvent) => void | Promise<void>) | undefined;
@@ -128,6 +130,7 @@ export function createDelegateHandler(options: DelegateHandlerOptions): AgentLoo
         toolSearch: options.toolSearch,
         contextTokens: options.contextTokens,
         maxConcurrency: options.maxConcurrency,
+        compaction: options.compaction,
       },
       onStart: options.onSubagentStart,
       onStop: options.onSubagentStop,

@@ -115,6 +115,7 @@ export async function runChatCommand(options: ChatOptions): Promise<number> {
       delegation: config.delegation,
       toolsets: options.toolsets,
       toolSearch: config.toolSearch,
+      compaction: { ...config.compaction, contextTokens: config.compaction.contextTokens ?? config.toolSearch.contextTokens },
       onSubagentStart: (event) => runtime.plugins?.subagentStart(event),
       onSubagentStop: (event) => runtime.plugins?.subagentStop(event),
     });
