@@ -19,7 +19,7 @@ import { runAgent } from "../src/agent/loop/run-agent.js";
 import { SUMMARY_SYSTEM_PROMPT } from "../src/agent/compaction/summary-request.js";
 import { InMemoryTodoStore, TODO_INJECTION_HEADER } from "../src/agent/stores/todo-store.js";
 import { createTodoHandler, TODO_TOOL } from "../src/agent/tools/todo.js";
-import type { AgentEvent, RunAgentOptions } from "../src/agent/types.js";
+import type { AgentEvent, AgentMessage, RunAgentOptions, SessionRecorder } from "../src/agent/types.js";
 import { ToolRegistry, createMemoryLogger } from "../src/index.js";
 import { localFileTools } from "./support/local-file-tools.js";
 import { reply, startScriptedOpenAI, type Json, type RecordedRequest, type ScriptEntry, type ScriptedOpenAI, type Step } from "./support/scripted-openai.js";
@@ -294,5 +294,58 @@ describe("the todo list after compaction", () => {
     const sent: Json[] = agentRequests(server)[2]!.body.messages;
     expect(sent.some((m) => contentOf(m).startsWith("[Context compaction"))).toBe(true);
     expect(sent.some((m) => contentOf(m).includes(TODO_INJECTION_HEADER))).toBe(false);
+  });
+});
+
+describe("compaction's edges", () => {
+  it("compaction.model writes the summary on the same endpoint", async () => {
+    server = await startScriptedOpenAI(routed([blobs(["c1", 3000]), blobs(["c2a", 3000], ["c2b", 3000]), reply.text("ok", none)], [reply.text("S")]));
+    await runAgent(base(server, { prompt: "go", compaction: { model: "cheap-summariser" } }));
+    expect(summaryRequests(server).map((r) => r.body.model)).toEqual(["cheap-summariser"]);
+    expect(agentRequests(server).map((r) => r.body.model)).toEqual(["scripted-model", "scripted-model", "scripted-model"]);
+  });
+
+  it("a compaction that leaves the prompt over the threshold (the kept messages alone are too big) is the run's last", async () => {
+    server = await startScriptedOpenAI(
+      routed(
+        [blobs(["c1", 3000]), blobs(["c2", 9000]), blobs(["c3", 100]), blobs(["c4", 100]), reply.text("ok", none)],
+        [reply.text("S"), reply.text("never")],
+      ),
+    );
+    const events: AgentEvent[] = [];
+    const result = await runAgent(base(server, { prompt: "go", onEvent: (e) => events.push(e) }));
+    expect(result.status).toBe("completed");
+    expect(summaryRequests(server)).toHaveLength(1);
+    const compaction = events.find((e) => e.type === "compaction");
+    expect(compaction).toBeDefined();
+    expect((compaction as { tokensAfter: number }).tokensAfter).toBeGreaterThan(2000);
+  });
+
+  it("a recorder without continueCompacted keeps its id and gets only the new messages; one whose fork throws keeps the whole conversation", async () => {
+    server = await startScriptedOpenAI(routed([blobs(["c1", 3000]), blobs(["c2a", 3000], ["c2b", 3000]), reply.text("ok", none)], [reply.text("S")]));
+    const appended: AgentMessage[] = [];
+    const plain: SessionRecorder = { id: "plain-session", append: (messages) => void appended.push(...messages) };
+    const events: AgentEvent[] = [];
+    const result = await runAgent(base(server, { prompt: "go", session: plain, onEvent: (e) => events.push(e) }));
+    expect(result.sessionId).toBe("plain-session");
+    expect(events.find((e) => e.type === "compaction")).toMatchObject({ previousSessionId: "plain-session", sessionId: "plain-session" });
+    // The recorder saw every real message once and no made-up one.
+    expect(appended.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "tool", "tool", "assistant"]);
+    expect(appended.some((m) => m.synthetic !== undefined)).toBe(false);
+    await server.close();
+
+    server = await startScriptedOpenAI(routed([blobs(["c1", 3000]), blobs(["c2a", 3000], ["c2b", 3000]), reply.text("ok", none)], [reply.text("S")]));
+    const failing: SessionRecorder = {
+      id: "broken-fork",
+      append: () => undefined,
+      continueCompacted: () => {
+        throw new Error("disk full");
+      },
+    };
+    const failures: AgentEvent[] = [];
+    const kept = await runAgent(base(server, { prompt: "go", session: failing, onEvent: (e) => failures.push(e) }));
+    expect(kept.sessionId).toBe("broken-fork");
+    expect(failures.filter((e) => e.type === "compaction_failed")).toEqual([{ type: "compaction_failed", reason: "the session could not be continued: disk full", tokens: expect.any(Number) }]);
+    expect(agentRequests(server).at(-1)!.body.messages).toHaveLength(1 + 1 + 2 + 3);
   });
 });
