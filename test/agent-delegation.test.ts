@@ -120,7 +120,7 @@ describe("delegate_task: the child's tools (acceptance 14)", () => {
     // The child's memory call never reached a handler: it was refused like a tool it does not have.
     expect(memoryCalls).toEqual([]);
     const refusal = JSON.parse(lastTool(childRequests("inspect the repo")[1]!).content);
-    expect(refusal.error).toMatch(/memory/);
+    expect(refusal.error).toMatch(/Tool memory is not enabled for this session/);
     expect(output.results[0]).toMatchObject({ status: "completed", tool_trace: [{ tool: "memory", status: "error" }] });
   });
 
