@@ -348,4 +348,21 @@ describe("compaction's edges", () => {
     expect(failures.filter((e) => e.type === "compaction_failed")).toEqual([{ type: "compaction_failed", reason: "the session could not be continued: disk full", tokens: expect.any(Number) }]);
     expect(agentRequests(server).at(-1)!.body.messages).toHaveLength(1 + 1 + 2 + 3);
   });
+
+  it("cancelled during the summary request: the run returns interrupted with the conversation whole, no failure reported", async () => {
+    const controller = new AbortController();
+    server = await startScriptedOpenAI(
+      routed([blobs(["c1", 3000]), blobs(["c2a", 3000], ["c2b", 3000])], [
+        () => {
+          controller.abort(new Error("user pressed Ctrl-C"));
+          return reply.hang();
+        },
+      ]),
+    );
+    const events: AgentEvent[] = [];
+    const result = await runAgent(base(server, { prompt: "go", signal: controller.signal, onEvent: (e) => events.push(e) }));
+    expect(result.status).toBe("interrupted");
+    expect(result.messages).toHaveLength(1 + 2 + 3);
+    expect(events.some((e) => e.type === "compaction" || e.type === "compaction_failed")).toBe(false);
+  });
 });
