@@ -423,6 +423,7 @@ describe("delegate_task: schema, settings, plugin hooks", () => {
     expect(describeNow().description).toContain("Subagents cannot delegate further (max_spawn_depth 1).");
     expect(describeNow().description).toContain("a budget of 50 model requests");
     expect(JSON.stringify(describeNow().parameters)).not.toContain("orchestrator");
+    expect(Object.keys((describeNow().parameters as { properties: object }).properties).sort()).toEqual(["context", "goal", "tasks", "toolsets"]);
     section = { maxConcurrentChildren: 5, maxSpawnDepth: 3, maxIterations: 12 };
     expect(describeNow().description).toContain("at most 5 per call");
     expect(describeNow().description).toContain("Delegation may nest 3 levels deep");

@@ -47,6 +47,7 @@ export function delegateTaskSchema(settings: DelegationSettings = DELEGATION_DEF
   const properties: Record<string, unknown> = {
     goal: { type: "string", description: "The task of a single subagent (or use `tasks`)." },
     context: { type: "string", description: "Background the single subagent needs." },
+    toolsets: task.toolsets,
     tasks: {
       type: "array",
       description: `Several independent tasks, run at the same time (at most ${settings.maxConcurrentChildren}).`,
