@@ -175,6 +175,13 @@ describe("delegate_task: depth and size (acceptance 15)", () => {
     expect(output.results[0]!.tool_trace).toMatchObject([{ tool: "delegate_task", status: "ok" }]);
   });
 
+  it("orchestrator_enabled false: even with max_spawn_depth 2, an orchestrator child is a leaf without delegate_task", async () => {
+    await serve(() => reply.text("as a leaf"));
+    const output: DelegateTaskOutput = await call(delegate({ delegation: { maxSpawnDepth: 2, orchestratorEnabled: false } }), { goal: "want to orchestrate", role: "orchestrator", max_iterations: 999 });
+    expect(toolNames(childRequests("want to orchestrate")[0]!)).not.toContain("delegate_task");
+    expect(output.results[0]).toMatchObject({ role: "leaf", status: "completed" });
+  });
+
   it("4 tasks with the default max 3: the exact 'Too many tasks' error; the other checks in order with their texts", async () => {
     await serve(() => reply.text("ok"));
     const handler = delegate();
