@@ -155,6 +155,9 @@ describe("compaction with the session store, memory and background processes", (
         if (e.type === "tool_end" && e.callId === "bg") processId = `${oldId}|${JSON.parse(e.content).process_id}`;
       },
     });
+    // The person approved a command for this session before the compaction.
+    const approved = { rule: "recursive-delete", prefix: "rm -f -r build", backend: "local" };
+    tools.gate.grantSession(oldId, [approved]);
     const first = await runAgent(options("please start"));
     expect(first.status).toBe("completed");
     expect(first.finalText).toBe("first turn done");
@@ -168,6 +171,9 @@ describe("compaction with the session store, memory and background processes", (
     expect(store.lineage(newId)).toEqual([newId, oldId]);
     expect(events.find((e) => e.type === "compaction")).toMatchObject({ previousSessionId: oldId, sessionId: newId, removedMessages: 4 });
     expect(events.find((e) => e.type === "compaction")).not.toHaveProperty("warnings");
+    // What was approved for the session is the continuation's: not asked again after the compaction.
+    expect(tools.gate.sessionApprovals(newId)).toEqual([expect.objectContaining(approved)]);
+    expect(tools.gate.sessionApprovals(oldId)).toEqual([]);
 
     // The old session keeps everything; the continuation holds the compacted conversation and what followed.
     expect(store.getMessages(oldId).map((m) => m.role)).toEqual(["user", "assistant", "tool", "tool", "tool", "assistant", "tool"]);

@@ -184,6 +184,25 @@ describe("approval keys: rule + prefix + backend, never a category", () => {
     expect(g.sessionApprovals("s2")).toEqual([]);
   });
 
+  it("a compacted session's continuation keeps its approvals, yolo toggle and per-session surface; the ended id keeps none", async () => {
+    const surface = new ScriptedSurface([{ scope: "session" }]);
+    const { gate: g } = gate({ surface });
+    await g.check(RM_NODE_MODULES, local);
+    const own = new ScriptedSurface([{ scope: "deny" }], "gateway");
+    g.setSessionSurface("s1", own);
+    g.continueSession("s1", "s1-cont");
+    expect(await g.check(RM_NODE_MODULES, { sessionId: "s1-cont", backend: "local" })).toMatchObject({ allowed: true, by: "session" });
+    expect(g.sessionApprovals("s1")).toEqual([]);
+    // The per-session surface answers for the continuation.
+    expect(await g.check(RM_SRC, { sessionId: "s1-cont", backend: "local" })).toMatchObject({ allowed: false });
+    expect(own.asked.map((r) => r.sessionId)).toEqual(["s1-cont"]);
+    expect(surface.asked).toHaveLength(1);
+    g.setYolo("s2", true);
+    g.continueSession("s2", "s2-cont");
+    expect(g.isYolo("s2-cont")).toBe(true);
+    expect(g.isYolo("s2")).toBe(false);
+  });
+
   it("the same prefix under another rule is another key", async () => {
     const cmd = "rm -rf node_modules (other rule)";
     const surface = new ScriptedSurface([{ scope: "deny" }]);

@@ -145,5 +145,12 @@ export class Compactor {
     } catch (thrown) {
       warnings.push(`background processes of ${from} not handed to ${to}: ${describe(thrown)}`);
     }
+    // What the person approved "for this session" (and a per-session approval surface) is the conversation's.
+    try {
+      const { getApprovalGate } = await import("../../approval/default-gate.js");
+      getApprovalGate().continueSession(from, to);
+    } catch (thrown) {
+      warnings.push(`session approvals of ${from} not handed to ${to}: ${describe(thrown)}`);
+    }
   }
 }

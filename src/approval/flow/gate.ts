@@ -39,6 +39,7 @@ import { approvalId, commandHash, keyOf, keysOf } from "./keys.js";
 import { DEFAULT_BY, denialReason, describe, errorText } from "./reasons.js";
 import { containsSecret, redactSecrets } from "../../redaction/redact.js";
 import { SessionStates, type SessionState } from "./sessions.js";
+import { smartReviewStep } from "./smart-review-step.js";
 import { approvalSettingsFromConfig, type ApprovalSettings } from "./settings.js";
 import type {
   ApprovalAnswer,
@@ -106,7 +107,8 @@ export class ApprovalGate {
   /** Surfaces of single sessions (a delegated child's, say), asked instead of the gate's own for that session's checks. */
   private readonly sessionSurfaces = new Map<string, ApprovalSurface>();
   private reviewer?: SmartReviewer;
-  private warnedNoReviewer = false;
+  /** Warned once per gate: smart mode without a reviewer model. */
+  private readonly noReviewerWarning = { given: false };
 
   constructor(options: ApprovalGateOptions = {}) {
     const env = options.env ?? process.env;
@@ -191,6 +193,19 @@ export class ApprovalGate {
   /** Lets exactly this command (or action text) run once more in this session on this backend (for retry-after-approval flows). */
   approveOnce(sessionId: string, command: string, backend: string): void {
     this.sessions.get(sessionId).once.set(`${commandHash(command)}:${backend}`, Date.now() + this.onceTtlMs);
+  }
+
+  /**
+   * The conversation of `from` goes on as `to` (the agent loop compacted it into a continuation):
+   * its session approvals, yolo toggle, reviewer breaker and per-session surface move to `to`.
+   */
+  continueSession(from: string, to: string): void {
+    this.sessions.continueAs(from, to);
+    const surface = this.sessionSurfaces.get(from);
+    if (surface !== undefined && from !== to) {
+      this.sessionSurfaces.delete(from);
+      if (!this.sessionSurfaces.has(to)) this.sessionSurfaces.set(to, surface);
+    }
   }
 
   /** Forgets everything about a session. */
@@ -345,51 +360,16 @@ export class ApprovalGate {
     const matches = detection.matches;
     const base = { command, sessionId: options.sessionId, backend };
     const finish = (decision: Omit<GateDecision, keyof typeof base>) => this.finish({ ...decision, ...base }, shown);
-    let smartNote: string | undefined;
 
-    // 6. Smart review (never for analysis failures: the reviewer cannot see what would run either;
-    // never for what a person already approved: their answer wins over the reviewer's guess).
+    // 6. Smart review (smart-review-step.ts): a verdict, or a note for the person asked next.
+    let smartNote: string | undefined;
     if (this.settings.mode === "smart" && options.personApproved !== true) {
-      const reviewer = this.reviewer;
-      if (!reviewer) {
-        if (!this.warnedNoReviewer) {
-          this.warnedNoReviewer = true;
-          this.logger.warn("approvals: mode is smart but no reviewer model is configured (approvals.smart.model); asking instead");
-        }
-      } else if (state.breakerTripped) {
-        smartNote = "smart review is paused for this session after repeated denials";
-      } else if (uncovered.some((m) => m.category === "unanalysable")) {
-        smartNote = "the command could not be fully analysed, so it was not sent to the reviewer";
-      } else if (subject.review === null) {
-        smartNote = "this action cannot be shown to the reviewer, so a person decides";
-      } else {
-        let verdict;
-        try {
-          verdict = await reviewer.review({ ...subject.review, matches: uncovered, backend }, signal);
-        } catch (err) {
-          verdict = { verdict: "escalate" as const, reason: `the reviewer failed: ${errorText(err)}` };
-        }
-        if (signal.aborted) return finish({ allowed: false, by: "cancelled", reason: "The command was cancelled while it was reviewed.", matches });
-        if (verdict.verdict === "approve") {
-          state.consecutiveSmartDenials = 0;
-          return finish({ allowed: true, by: "smart", reason: `The reviewer approved this command: ${verdict.reason}`, matches, scope: "once" });
-        }
-        if (verdict.verdict === "deny") {
-          if (this.sessions.smartDenied(state, this.settings.smart.breakerThreshold)) {
-            this.logger.warn(
-              `approvals: ${state.consecutiveSmartDenials} reviewer denials in a row in session ${options.sessionId}; smart review paused for it, every flagged command now goes to a person`,
-            );
-          }
-          return finish({
-            allowed: false,
-            by: "smart",
-            reason: `An automatic reviewer denied this command: ${verdict.reason}. Do not retry it; choose a safer approach or ask the user.`,
-            matches,
-            scope: "deny",
-          });
-        }
-        smartNote = verdict.reason;
-      }
+      const outcome = await smartReviewStep(
+        { reviewer: this.reviewer, subject, uncovered, backend, state, sessionId: options.sessionId, signal },
+        { sessions: this.sessions, breakerThreshold: this.settings.smart.breakerThreshold, logger: this.logger, noReviewerWarning: this.noReviewerWarning },
+      );
+      if ("verdict" in outcome) return finish({ ...outcome.verdict, matches });
+      smartNote = outcome.note;
     }
 
     // 7. Ask.
@@ -404,14 +384,7 @@ export class ApprovalGate {
       ...(smartNote ? { smart: { reason: smartNote } } : {}),
       ...(subject.display !== undefined ? { display: subject.display } : {}),
     };
-    for (const observer of this.observers) {
-      if (!observer.onRequest) continue;
-      try {
-        await observer.onRequest(request);
-      } catch (err) {
-        this.logger.warn(`approvals: an onRequest observer failed: ${errorText(err)}`);
-      }
-    }
+    await this.notify("onRequest", request);
 
     const surface = options.surface ?? this.sessionSurfaces.get(options.sessionId) ?? this.defaultSurface();
     let answer: ApprovalAnswer;
@@ -470,14 +443,20 @@ export class ApprovalGate {
         `approval ${decision.allowed ? "allowed" : "denied"} by=${decision.by}${decision.scope ? ` scope=${decision.scope}` : ""} session=${JSON.stringify(decision.sessionId)} backend=${decision.backend} rules=${rules} command=${JSON.stringify(shown)} reason=${JSON.stringify(decision.reason)}`,
       ),
     );
+    await this.notify("onDecision", decision);
+    return decision;
+  }
+
+  /** Tells every observer with that callback; one that throws is logged and skipped. */
+  private async notify<K extends "onRequest" | "onDecision">(callback: K, value: Parameters<NonNullable<ApprovalObserver[K]>>[0]): Promise<void> {
     for (const observer of this.observers) {
-      if (!observer.onDecision) continue;
+      const fn = observer[callback] as ((value: unknown) => unknown) | undefined;
+      if (fn === undefined) continue;
       try {
-        await observer.onDecision(decision);
+        await fn.call(observer, value);
       } catch (err) {
-        this.logger.warn(`approvals: an onDecision observer failed: ${errorText(err)}`);
+        this.logger.warn(`approvals: an ${callback} observer failed: ${errorText(err)}`);
       }
     }
-    return decision;
   }
 }

@@ -64,6 +64,27 @@ export class SessionStates {
     this.states.delete(sessionId);
   }
 
+  /**
+   * Hands `from`'s state to `to`, its continuation (a compacted conversation goes on under a new id):
+   * what the person approved for the session, the yolo toggle and the reviewer's breaker are the
+   * conversation's, not the id's. `from` keeps nothing: it has ended.
+   */
+  continueAs(from: string, to: string): void {
+    const state = this.states.get(from);
+    if (state === undefined || from === to) return;
+    this.states.delete(from);
+    const existing = this.states.get(to);
+    if (existing === undefined) {
+      this.states.set(to, state);
+      return;
+    }
+    for (const [id, key] of state.grants) existing.grants.set(id, key);
+    for (const [key, until] of state.once) existing.once.set(key, Math.max(until, existing.once.get(key) ?? 0));
+    existing.yolo ||= state.yolo;
+    existing.breakerTripped ||= state.breakerTripped;
+    existing.consecutiveSmartDenials = Math.max(existing.consecutiveSmartDenials, state.consecutiveSmartDenials);
+  }
+
   resetBreaker(sessionId: string): void {
     const state = this.states.get(sessionId);
     if (state) {
