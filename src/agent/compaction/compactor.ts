@@ -42,7 +42,7 @@ export interface CompactorContext {
   usage: AgentUsage;
 }
 
-const describe = (thrown: unknown): string => (thrown instanceof Error ? thrown.message : String(thrown));
+const messageOf = (thrown: unknown): string => (thrown instanceof Error ? thrown.message : String(thrown));
 
 export class Compactor {
   readonly size: PromptSize;
@@ -78,7 +78,7 @@ export class Compactor {
     } catch (thrown) {
       // Cancelled: the loop sees the signal and ends the run; nothing failed.
       if (thrown instanceof RequestAborted || this.ctx.signal?.aborted) return sessionId;
-      return this.fail(`the summary request failed: ${describe(thrown)}`, tokensBefore, sessionId);
+      return this.fail(`the summary request failed: ${messageOf(thrown)}`, tokensBefore, sessionId);
     }
 
     // Snapshots are taken under the old id, before anything moves.
@@ -100,7 +100,7 @@ export class Compactor {
       try {
         nextId = await session.continueCompacted(compacted);
       } catch (thrown) {
-        return this.fail(`the session could not be continued: ${describe(thrown)}`, tokensBefore, sessionId);
+        return this.fail(`the session could not be continued: ${messageOf(thrown)}`, tokensBefore, sessionId);
       }
       if (sessionId !== undefined && nextId !== sessionId) await this.carryOver(sessionId, nextId, warnings);
     }
@@ -136,21 +136,21 @@ export class Compactor {
       try {
         await party?.continueSession?.(from, to);
       } catch (thrown) {
-        warnings.push(`session state not carried over: ${describe(thrown)}`);
+        warnings.push(`session state not carried over: ${messageOf(thrown)}`);
       }
     }
     try {
       const { getProcessRegistry } = await import("../../process/default-registry.js");
       await getProcessRegistry().recordContinuation(from, to);
     } catch (thrown) {
-      warnings.push(`background processes of ${from} not handed to ${to}: ${describe(thrown)}`);
+      warnings.push(`background processes of ${from} not handed to ${to}: ${messageOf(thrown)}`);
     }
     // What the person approved "for this session" (and a per-session approval surface) is the conversation's.
     try {
       const { getApprovalGate } = await import("../../approval/default-gate.js");
       getApprovalGate().continueSession(from, to);
     } catch (thrown) {
-      warnings.push(`session approvals of ${from} not handed to ${to}: ${describe(thrown)}`);
+      warnings.push(`session approvals of ${from} not handed to ${to}: ${messageOf(thrown)}`);
     }
   }
 }
