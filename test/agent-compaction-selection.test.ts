@@ -118,6 +118,10 @@ describe("the prompt size and the settings", () => {
     expect(compactionSettings({})).toEqual({ threshold: 0.5, keepFirst: 3, keepLast: 20, model: undefined, contextTokens: DEFAULT_CONTEXT_TOKENS });
     expect(compactionSettings({ contextTokens: 8000 })?.contextTokens).toBe(8000);
     expect(compactionSettings({ contextTokens: 8000, compaction: { contextTokens: 4000 } })?.contextTokens).toBe(4000);
+    // The run's contextTokens is shared with tool search, which reads a bad value as unknown: so does compaction.
+    expect(compactionSettings({ contextTokens: -5 })?.contextTokens).toBe(DEFAULT_CONTEXT_TOKENS);
+    expect(compactionSettings({ contextTokens: 9000.7 })?.contextTokens).toBe(9000);
+    expect(() => compactionSettings({ compaction: { contextTokens: 0 } })).toThrow(/compaction.contextTokens/);
     expect(compactionSettings({ compaction: false })).toBeUndefined();
     expect(compactionSettings({ compaction: { enabled: false } })).toBeUndefined();
     for (const bad of [{ threshold: 0 }, { threshold: 1.5 }, { threshold: "half" }, { keepLast: 0 }, { keepFirst: -1 }, { keepFirst: 2.5 }, { model: "" }, { enabled: "yes" }]) {

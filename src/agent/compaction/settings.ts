@@ -53,10 +53,13 @@ export function compactionSettings(options: Pick<RunAgentOptions, "compaction" |
   if (given.model !== undefined && (typeof given.model !== "string" || given.model.trim() === "")) {
     throw new AgentConfigError("compaction", "compaction.model must be a model name the endpoint knows");
   }
-  const context = given.contextTokens ?? options.contextTokens ?? DEFAULT_CONTEXT_TOKENS;
-  if (typeof context !== "number" || !Number.isInteger(context) || context < 1) {
-    throw new AgentConfigError("compaction", `the context window (contextTokens) must be a whole number of tokens, got ${JSON.stringify(context) ?? String(context)}`);
+  const givenContext = given.contextTokens;
+  if (givenContext !== undefined && (typeof givenContext !== "number" || !Number.isInteger(givenContext) || givenContext < 1)) {
+    throw new AgentConfigError("compaction", `compaction.contextTokens must be a whole number of tokens, got ${JSON.stringify(givenContext) ?? String(givenContext)}`);
   }
+  // The run's contextTokens is tool search's too, which reads it leniently (a bad value means unknown): so here.
+  const shared = options.contextTokens;
+  const context = givenContext ?? (typeof shared === "number" && Number.isFinite(shared) && shared >= 1 ? Math.floor(shared) : DEFAULT_CONTEXT_TOKENS);
   return {
     threshold,
     keepFirst: wholeNumber(given.keepFirst, "keepFirst", 0, DEFAULT_KEEP_FIRST),
