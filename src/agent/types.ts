@@ -8,6 +8,7 @@
  * delegation runner implement them elsewhere (src/agent/stores/), and nothing here imports them.
  */
 
+import type { ApprovalSurface } from "../approval/flow/types.js";
 import type { AgentLoopHandler } from "../dispatch/agent-loop.js";
 import type { ToolRegistry } from "../registry/tool-registry.js";
 
@@ -270,6 +271,13 @@ export interface RunAgentOptions {
   taskId?: string | undefined;
   /** Requests that may end in tool calls (default 90). When they are used up, one summary request follows. */
   maxTurns?: number | undefined;
+  /**
+   * Who the approval gate asks about the run's dangerous commands (for its session only, while the run
+   * lasts): `gate.gatewaySurface({ notify })` for an application that asks its user in a chat or a
+   * browser. Default: the gate's own surface (the terminal prompt on a terminal, else the
+   * non-interactive answer). Hardline and deny rules, the allowlist and session approvals apply first.
+   */
+  approvalSurface?: ApprovalSurface | undefined;
   /** Cancels the run: the request in flight is aborted, running tools are cancelled, and the run returns `interrupted`. */
   signal?: AbortSignal | undefined;
   /** Progress for a UI. A throwing listener is ignored. */

@@ -31,6 +31,7 @@ import type {
 } from "../types.js";
 import { BUDGET_EXHAUSTED_MESSAGE, BUDGET_FALLBACK_TEXT, DEFAULT_MAX_TURNS, checkMaxTurns } from "./budget.js";
 import { ChatEndpoint, DEFAULT_REQUEST_TIMEOUT_MS, RequestAborted, parseBaseURL } from "./endpoint.js";
+import { useApprovalSurface } from "./approval-surface.js";
 import { AgentConfigError } from "./errors.js";
 import { answerDanglingToolCalls, checkMessages, toApiMessage, type ApiMessage } from "./messages.js";
 import { offeredTools } from "./offered-tools.js";
@@ -53,6 +54,10 @@ function checkOptions(options: RunAgentOptions): void {
   if (options.prompt !== undefined && typeof options.prompt !== "string") throw new AgentConfigError("prompt", "prompt must be a string");
   for (const key of Object.keys(options.modelSettings ?? {})) {
     if (RESERVED_SETTINGS.has(key)) throw new AgentConfigError("modelSettings", `modelSettings.${key} is set by the loop itself`);
+  }
+  const surface = options.approvalSurface as { ask?: unknown; kind?: unknown } | undefined;
+  if (surface !== undefined && (surface === null || typeof surface.ask !== "function" || typeof surface.kind !== "string")) {
+    throw new AgentConfigError("approvalSurface", "approvalSurface must be an approval surface (a kind string and an ask(request, signal) method)");
   }
   if (options.session !== undefined && (typeof options.session?.id !== "string" || typeof options.session.append !== "function")) {
     throw new AgentConfigError("session", "session must have a string id and an append(messages) method");
@@ -114,6 +119,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   const endpoint = await ChatEndpoint.open(endpointOptions);
 
   for (const handler of Object.values(handlers)) handler?.beginTurn?.(sessionId);
+  const releaseSurface = options.approvalSurface === undefined ? undefined : await useApprovalSurface(options.approvalSurface, sessionId);
 
   const conversation: AgentMessage[] = [...history];
   const newMessages: AgentMessage[] = [];
@@ -238,6 +244,9 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   } catch (thrown) {
     await endRun(session, "error", usage);
     throw thrown;
+  } finally {
+    // Under the id the session has now: a compaction moved the surface with it (gate.continueSession).
+    releaseSurface?.(sessionId);
   }
 
   await endRun(session, status, usage);

@@ -161,9 +161,12 @@ export class ApprovalGate {
    */
   setSessionSurface(sessionId: string, surface: ApprovalSurface): () => void {
     this.sessionSurfaces.set(sessionId, surface);
-    return () => {
-      if (this.sessionSurfaces.get(sessionId) === surface) this.sessionSurfaces.delete(sessionId);
-    };
+    return () => this.removeSessionSurface(sessionId, surface);
+  }
+
+  /** Removes `surface` as the session's own surface (nothing if another one is registered for it now). */
+  removeSessionSurface(sessionId: string, surface: ApprovalSurface): void {
+    if (this.sessionSurfaces.get(sessionId) === surface) this.sessionSurfaces.delete(sessionId);
   }
 
   /** Turns the session's yolo toggle on or off (everything but hardline rules and deny rules passes). */
