@@ -106,6 +106,9 @@ export { executeToolCalls, type ExecuteToolCallsOptions, type ToolCallOutcome } 
 export { CANCEL_GRACE_MS } from "./dispatch/pipeline.js";
 // The agent loop (docs/agent-loop.md); the loop itself loads on the first run, see agent/loop/public.ts.
 export { runAgent, AgentConfigError, AgentEndpointError, type AgentEndpointErrorKind } from "./agent/loop/public.js";
+// What `mibyan chat` hands the loop, for applications that want the same: the stores of a profile home, and the model settings.
+export { addDelegation, openSessionWiring, type SessionWiring, type SessionWiringOptions } from "./agent/session-wiring.js";
+export { ModelSettingsError, resolveModel, type ModelFlags, type ResolvedModel } from "./agent/model-endpoint.js";
 export type {
   AgentAssistantMessage,
   AgentEvent,
