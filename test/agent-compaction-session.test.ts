@@ -276,9 +276,12 @@ describe("compaction with the session store, memory and background processes", (
     expect(stored.some((m) => m.tool_calls?.some((c) => c.function.name === "todo"))).toBe(false);
     expect(stored.filter((m) => m.content?.startsWith(TODO_INJECTION_HEADER))).toHaveLength(1);
 
-    // Another process resumes the continuation: the list comes back from the block (active items).
-    const resumed = await openSessionWiring({ home, registry, memory: {}, resume: continuation });
+    // Another process resumes it by the id the chat started with: that session was ended by the
+    // compaction, so the continuation is resumed; the list comes back from the block (active items).
+    const resumed = await openSessionWiring({ home, registry, memory: {}, resume: first.sessionId });
     moreWirings.push(resumed);
+    expect(resumed.sessionId).toBe(continuation);
+    expect(resumed.resumed).toBe(true);
     const list = JSON.parse(await resumed.handlers.todo!({}, { sessionId: continuation }));
     expect(list.todos).toEqual([
       { id: "1", content: "alpha task", status: "in_progress" },
@@ -295,5 +298,8 @@ describe("compaction with the session store, memory and background processes", (
     expect(sent.filter((m) => typeof m.content === "string" && m.content.startsWith("[Context compaction"))).toHaveLength(1);
     expect(sent.find((m) => typeof m.content === "string" && m.content.startsWith("[Context compaction")).content).toContain("SECOND SUMMARY");
     expect(resumed.store.lineage(done.sessionId!)).toEqual([done.sessionId, continuation, first.sessionId]);
+    // Two compactions on: the first id still resumes the last continuation.
+    expect(resumed.store.compactionTip(first.sessionId)).toBe(done.sessionId);
+    expect(resumed.store.compactionTip(done.sessionId!)).toBe(done.sessionId);
   });
 });

@@ -11,6 +11,7 @@ import type { MemoryConfig } from "../config/config-types.js";
 import type { ToolRegistry } from "../registry/tool-registry.js";
 import { FileMemoryStore, memoryStoreOptionsFromConfig } from "./stores/memory/file-memory-store.js";
 import { SessionStoreError } from "./stores/sessions/errors.js";
+import { COMPACTION_END_REASON } from "./stores/sessions/types.js";
 import { openSessionStore } from "./stores/sessions/sqlite-store.js";
 import type { SqliteSessionStore } from "./stores/sessions/sqlite-store.js";
 import { sessionRecorder } from "./stores/sessions/recorder.js";
@@ -68,7 +69,10 @@ export async function openSessionWiring(options: SessionWiringOptions): Promise<
     let resumed = false;
     let sessionId: string;
     if (options.resume !== undefined) {
-      const existing = store.getSession(options.resume);
+      // A session ended by compaction lives on in its continuation: resuming it resumes the continuation
+      // (the old id is what a chat printed before it compacted), not the uncompacted transcript.
+      const asked = store.getSession(options.resume);
+      const existing = asked?.end_reason === COMPACTION_END_REASON ? store.getSession(store.compactionTip(asked.id)) : asked;
       if (existing === undefined && options.createIfMissing === true) {
         sessionId = store.createSession({ id: options.resume, source: options.source ?? "cli", model: options.model ?? null }).id;
       } else {

@@ -268,6 +268,30 @@ export class SqliteSessionStore implements SessionStore {
     });
   }
 
+  /**
+   * The session that continues `sessionId` after its compaction, followed to the last one (the tip):
+   * `sessionId` itself when it was not compacted. A compaction's continuation is the child started
+   * when its parent ended (`forkForCompaction` does both in one transaction, at one time), which tells
+   * it from the sessions it delegated to (started earlier).
+   */
+  compactionTip(sessionId: string): string {
+    return this.#run((db) => {
+      let current = checkSessionId(sessionId);
+      for (let depth = 0; depth < MAX_LINEAGE; depth++) {
+        const row = this.#get(
+          db,
+          "SELECT c.id FROM sessions p JOIN sessions c ON c.parent_session_id = p.id AND c.started_at >= p.ended_at " +
+            "WHERE p.id = ? AND p.end_reason = ? ORDER BY c.started_at DESC, c.rowid DESC LIMIT 1",
+          current,
+          COMPACTION_END_REASON,
+        );
+        if (row === undefined || row.id === current) break;
+        current = row.id as string;
+      }
+      return current;
+    });
+  }
+
   findSessionByTitle(title: string): SessionRecord | undefined {
     return this.#run((db) => {
       if (typeof title !== "string" || title === "") return undefined;

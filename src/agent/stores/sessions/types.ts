@@ -185,6 +185,8 @@ export interface SessionStore {
   listSessions(options?: ListSessionsOptions): Awaitable<SessionSummary[]>;
   /** The session and its ancestors, nearest first (`[id, parent, ..., root]`); empty when unknown. */
   lineage(sessionId: string): Awaitable<string[]>;
+  /** The session that continues `sessionId` after its compaction(s), followed to the last one; `sessionId` when none. */
+  compactionTip?(sessionId: string): Awaitable<string>;
   /** The most recently active session with exactly this title. */
   findSessionByTitle(title: string): Awaitable<SessionRecord | undefined>;
   /** The session a message belongs to. */
