@@ -97,11 +97,15 @@ export class Compactor {
     const warnings: string[] = [];
     const session = this.ctx.session;
     if (session?.continueCompacted !== undefined) {
+      let returned: unknown;
       try {
-        nextId = await session.continueCompacted(compacted);
+        returned = await session.continueCompacted(compacted);
       } catch (thrown) {
         return this.fail(`the session could not be continued: ${messageOf(thrown)}`, tokensBefore, sessionId);
       }
+      // A recorder of an embedding application may answer anything; tools keep the old id rather than a bad one.
+      if (typeof returned === "string" && returned !== "") nextId = returned;
+      else warnings.push(`the recorder's continueCompacted returned no session id (${typeof returned}); tools keep ${sessionId ?? "no session"}`);
       if (sessionId !== undefined && nextId !== sessionId) await this.carryOver(sessionId, nextId, warnings);
     }
 
