@@ -106,7 +106,7 @@ export class Compactor {
       // A recorder of an embedding application may answer anything; tools keep the old id rather than a bad one.
       if (typeof returned === "string" && returned !== "") nextId = returned;
       else warnings.push(`the recorder's continueCompacted returned no session id (${typeof returned}); tools keep ${sessionId ?? "no session"}`);
-      if (sessionId !== undefined && nextId !== sessionId) await this.carryOver(sessionId, nextId, warnings);
+      if (sessionId !== undefined && nextId !== undefined && nextId !== sessionId) await this.carryOver(sessionId, nextId, warnings);
     }
 
     conversation.splice(0, conversation.length, ...compacted);
