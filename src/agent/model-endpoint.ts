@@ -45,7 +45,7 @@ function checkURL(value: string, from: string): string {
 }
 
 /** Resolves the chat's model settings; throws `ModelSettingsError` naming what to set. */
-export function resolveModel(flags: ModelFlags, config: Partial<ModelConfig>, env: NodeJS.ProcessEnv = process.env): ResolvedModel {
+export function resolveModel(flags: ModelFlags, config: Partial<ModelConfig>, env: Readonly<Record<string, string | undefined>> = process.env): ResolvedModel {
   const model = nonBlank(flags.model) ?? nonBlank(config.name);
   if (model === undefined) throw new ModelSettingsError("no model configured: pass --model NAME or set model.name in config.yaml");
 
