@@ -29,6 +29,27 @@ const result = (finalText: string, status: RunAgentResult["status"] = "completed
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("ChatRenderer", () => {
+  it("a subagent's tool calls are shown marked with its task; its text is not", () => {
+    const out = recorder(false);
+    const plain = recorder(false);
+    const renderer = new ChatRenderer({ out, err: plain, env: {} });
+    renderer.onChildEvent(1, { type: "text_delta", turn: 1, delta: "child text" });
+    renderer.onChildEvent(1, { type: "tool_start", turn: 1, callId: "c1", name: "terminal", emoji: "💻", arguments: "{}" });
+    renderer.onChildEvent(1, { type: "tool_end", turn: 1, callId: "c1", name: "terminal", emoji: "💻", elapsedMs: 12, status: "ok", content: "{}" });
+    expect(plain.text()).toBe("💻 ↳#1 terminal (ok, 12 ms)\n");
+    expect(out.text()).toBe("");
+
+    const tty = recorder(true);
+    const live = new ChatRenderer({ out, err: tty, env: { NO_COLOR: "1" } });
+    live.onEvent({ type: "tool_start", turn: 1, callId: "d1", name: "delegate_task", emoji: "🔀", arguments: "{}" });
+    live.onChildEvent(0, { type: "tool_start", turn: 1, callId: "c1", name: "read_file", emoji: "📖", arguments: "{}" });
+    expect(tty.chunks.at(-1)).toMatch(/🔀 delegate_task {2}0\.0s {2}· {2}📖 ↳#0 read_file {2}0\.0s$/);
+    live.onChildEvent(0, { type: "tool_end", turn: 1, callId: "c1", name: "read_file", emoji: "📖", elapsedMs: 3, status: "ok", content: "{}" });
+    expect(tty.text()).toContain("📖 ↳#0 read_file ok 0.0s\n");
+    live.stop();
+  });
+
+
   it("a streamed answer is written as it arrives and not again at the end; a text that was not streamed is printed", () => {
     const out = recorder(false);
     const renderer = new ChatRenderer({ out, err: recorder(true), env: {} });

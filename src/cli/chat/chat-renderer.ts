@@ -32,6 +32,9 @@ function inert(text: string, max: number): string {
   return shown.length > max ? `${shown.slice(0, max)}…` : shown;
 }
 
+/** How a subagent's lines are marked: `↳#0` for the first task of a delegate_task call. */
+export const subagentMark = (taskIndex: number): string => `↳#${taskIndex}`;
+
 export class ChatRenderer {
   private readonly out: { write(text: string): unknown };
   private readonly err: LineStream;
@@ -90,6 +93,22 @@ export class ChatRenderer {
       default:
         break;
     }
+  };
+
+  /**
+   * A subagent's events (`delegate_task`'s children): its tool calls, marked with the task's index,
+   * on the live line and as finished lines. Its text is not shown: the child's answer comes back to
+   * the parent as the tool's result, and the parent's answer is what the person reads.
+   */
+  readonly onChildEvent = (taskIndex: number, event: AgentEvent): void => {
+    if (event.type !== "tool_start" && event.type !== "tool_end") return;
+    const id = `subagent-${taskIndex}/${event.callId}`;
+    const name = `${subagentMark(taskIndex)} ${inert(event.name, 64)}`;
+    if (event.type === "tool_start") {
+      this.endLine();
+      this.line?.callStarted(id, event.emoji, name);
+    } else if (this.line !== undefined) this.line.callEnded(id, event.emoji, name, event.status, event.elapsedMs);
+    else this.err.write(`${event.emoji} ${name} (${event.status}, ${event.elapsedMs} ms)\n`);
   };
 
   /** A one-line notice on stderr, on its own line. */

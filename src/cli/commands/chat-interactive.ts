@@ -32,6 +32,8 @@ export interface InteractiveTurn {
 export interface InteractiveUi {
   /** The loop's `onEvent` (run the loop with `stream: true`). */
   onEvent(event: AgentEvent): void;
+  /** delegate_task's `onEvent`: the subagents' tool calls, marked with their task. */
+  onChildEvent(taskIndex: number, event: AgentEvent): void;
   /** Asks on the terminal; undefined without one (memory writes needing approval are then refused). */
   approveMemoryWrite: MemoryHandlerOptions["approveWrite"];
   /** `sessionId` is asked again at the end: a compaction continues the conversation in a new session. */
@@ -55,6 +57,7 @@ export function openInteractiveUi(gate: ApprovalGate): InteractiveUi {
   }
   return {
     onEvent: renderer.onEvent,
+    onChildEvent: renderer.onChildEvent,
     approveMemoryWrite,
     run: (turn, sessionId) => runInteractiveChat(turn, sessionId, renderer),
     stop: () => renderer.stop(),

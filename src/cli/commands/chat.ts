@@ -21,6 +21,7 @@ import { childEndpoint } from "../../agent/delegation/settings.js";
 import type { AgentEvent, RunAgentResult } from "../../agent/types.js";
 import { redactSecrets } from "../../redaction/redact.js";
 import { boot } from "../actions.js";
+import { subagentMark } from "../chat/chat-renderer.js";
 
 export interface ChatOptions {
   /** The prompt; without it the chat is interactive (chat-interactive.ts). */
@@ -53,9 +54,11 @@ function fail(message: string, code: number): number {
   return code;
 }
 
-/** One stderr line per finished tool call, so a person sees what ran; stdout keeps only the answer. */
-function activity(event: AgentEvent): void {
-  if (event.type === "tool_end") process.stderr.write(`${event.emoji} ${event.name} (${event.status}, ${event.elapsedMs} ms)\n`);
+/** One stderr line per finished tool call (a subagent's marked with its task), so a person sees what ran; stdout keeps only the answer. */
+function activity(event: AgentEvent, taskIndex?: number): void {
+  const mark = taskIndex === undefined ? "" : `${subagentMark(taskIndex)} `;
+  if (event.type === "tool_end") process.stderr.write(`${event.emoji} ${mark}${event.name} (${event.status}, ${event.elapsedMs} ms)\n`);
+  if (taskIndex !== undefined) return;
   else if (event.type === "retry") process.stderr.write(`… ${event.reason}; retrying in ${Math.round(event.delayMs)} ms\n`);
   else if (event.type === "compaction") process.stderr.write("context compacted\n");
 }
@@ -116,6 +119,7 @@ export async function runChatCommand(options: ChatOptions): Promise<number> {
       toolsets: options.toolsets,
       toolSearch: config.toolSearch,
       compaction: { ...config.compaction, contextTokens: config.compaction.contextTokens ?? config.toolSearch.contextTokens },
+      onEvent: options.json ? undefined : (ui?.onChildEvent ?? ((taskIndex, event) => activity(event, taskIndex))),
       onSubagentStart: (event) => runtime.plugins?.subagentStart(event),
       onSubagentStop: (event) => runtime.plugins?.subagentStop(event),
     });
