@@ -7,43 +7,20 @@
  * summary request keeps the whole conversation and is not retried every turn.
  */
 
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 
-import { getApprovalGate, setApprovalGate } from "../src/approval/default-gate.js";
-import { getEnvironmentManager, setEnvironmentManager } from "../src/environments/manager.js";
 import { runAgent } from "../src/agent/loop/run-agent.js";
 import { SUMMARY_SYSTEM_PROMPT } from "../src/agent/compaction/summary-request.js";
 import { InMemoryTodoStore, TODO_INJECTION_HEADER } from "../src/agent/stores/todo-store.js";
 import { createTodoHandler, TODO_TOOL } from "../src/agent/tools/todo.js";
 import type { AgentEvent, AgentMessage, RunAgentOptions, SessionRecorder } from "../src/agent/types.js";
 import { ToolRegistry, createMemoryLogger } from "../src/index.js";
-import { localFileTools } from "./support/local-file-tools.js";
-import { reply, startScriptedOpenAI, type Json, type RecordedRequest, type ScriptEntry, type ScriptedOpenAI, type Step } from "./support/scripted-openai.js";
+import { useLoopFixture } from "./support/loop-fixture.js";
+import { reply, type Json, type RecordedRequest, type ScriptEntry, type ScriptedOpenAI, type Step } from "./support/scripted-openai.js";
 
-const scratch = mkdtempSync(path.join(tmpdir(), "mibyan-compaction-"));
-const previousGate = getApprovalGate();
-const previousManager = getEnvironmentManager();
-const tools = localFileTools(scratch, mkdtempSync(path.join(scratch, "home-")));
+const { scratch, tools, serve } = useLoopFixture("compaction");
 let server: ScriptedOpenAI | undefined;
-
-beforeAll(() => {
-  setEnvironmentManager(tools.manager);
-  setApprovalGate(tools.gate);
-});
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-afterAll(async () => {
-  setApprovalGate(previousGate);
-  setEnvironmentManager(previousManager);
-  await tools.manager.closeAll?.();
-  rmSync(scratch, { recursive: true, force: true });
-});
 
 /** A registry with `blob` (returns `size` characters) and the todo tool's schema. */
 function testRegistry(): ToolRegistry {
@@ -115,7 +92,7 @@ const contentOf = (m: Json): string => (typeof m.content === "string" ? m.conten
 
 describe("compaction in the loop", () => {
   it("past the threshold: the next request holds the first message, the summary, the last messages (the tool round whole) and the same system prompt", async () => {
-    server = await startScriptedOpenAI(
+    server = await serve(
       routed(
         [blobs(["c1", 3000]), blobs(["c2a", 3000], ["c2b", 3000]), reply.text("all done", none)],
         [reply.text("SUMMARY: blob c1 returned 3000 x characters.")],
@@ -163,7 +140,7 @@ describe("compaction in the loop", () => {
   });
 
   it("counts the endpoint's reported prompt_tokens: a short conversation the endpoint says is 5,000 tokens is compacted", async () => {
-    server = await startScriptedOpenAI(
+    server = await serve(
       routed([reply.toolCalls([{ id: "c1", name: "blob", args: { size: 10, label: "c1" } }], null, { input: 5000 }), reply.text("ok", none)], [reply.text("short summary")]),
     );
     const history = [
@@ -185,7 +162,7 @@ describe("compaction in the loop", () => {
   });
 
   it("compaction: false, or a conversation under the threshold: no summary request", async () => {
-    server = await startScriptedOpenAI(routed([blobs(["c1", 3000]), blobs(["c2a", 3000], ["c2b", 3000]), reply.text("done", none)], []));
+    server = await serve(routed([blobs(["c1", 3000]), blobs(["c2a", 3000], ["c2b", 3000]), reply.text("done", none)], []));
     const result = await runAgent({ ...base(server, { prompt: "go" }), compaction: false });
     expect(result.status).toBe("completed");
     expect(summaryRequests(server)).toHaveLength(0);
@@ -193,7 +170,7 @@ describe("compaction in the loop", () => {
   });
 
   it("a failed summary request keeps the whole conversation, is reported once, and is not retried every turn", async () => {
-    server = await startScriptedOpenAI(
+    server = await serve(
       routed(
         [blobs(["c1", 3000]), blobs(["c2a", 3000], ["c2b", 3000]), blobs(["c3", 3000]), reply.text("finished", none)],
         [reply.error(400, "the summariser is down"), reply.text("should never be asked")],
@@ -228,7 +205,7 @@ describe("the todo list after compaction", () => {
     );
 
   it("active items are injected right after the summary, exactly once per compaction, across two compactions", async () => {
-    server = await startScriptedOpenAI(
+    server = await serve(
       routed(
         [
           todoWrite([
@@ -275,7 +252,7 @@ describe("the todo list after compaction", () => {
   });
 
   it("only completed or cancelled items: nothing is injected", async () => {
-    server = await startScriptedOpenAI(
+    server = await serve(
       routed(
         [
           todoWrite([
@@ -299,14 +276,14 @@ describe("the todo list after compaction", () => {
 
 describe("compaction's edges", () => {
   it("compaction.model writes the summary on the same endpoint", async () => {
-    server = await startScriptedOpenAI(routed([blobs(["c1", 3000]), blobs(["c2a", 3000], ["c2b", 3000]), reply.text("ok", none)], [reply.text("S")]));
+    server = await serve(routed([blobs(["c1", 3000]), blobs(["c2a", 3000], ["c2b", 3000]), reply.text("ok", none)], [reply.text("S")]));
     await runAgent(base(server, { prompt: "go", compaction: { model: "cheap-summariser" } }));
     expect(summaryRequests(server).map((r) => r.body.model)).toEqual(["cheap-summariser"]);
     expect(agentRequests(server).map((r) => r.body.model)).toEqual(["scripted-model", "scripted-model", "scripted-model"]);
   });
 
   it("a compaction that leaves the prompt over the threshold (the kept messages alone are too big) is the run's last", async () => {
-    server = await startScriptedOpenAI(
+    server = await serve(
       routed(
         [blobs(["c1", 3000]), blobs(["c2", 9000]), blobs(["c3", 100]), blobs(["c4", 100]), reply.text("ok", none)],
         [reply.text("S"), reply.text("never")],
@@ -322,7 +299,7 @@ describe("compaction's edges", () => {
   });
 
   it("a recorder without continueCompacted keeps its id and gets only the new messages; one whose fork throws keeps the whole conversation", async () => {
-    server = await startScriptedOpenAI(routed([blobs(["c1", 3000]), blobs(["c2a", 3000], ["c2b", 3000]), reply.text("ok", none)], [reply.text("S")]));
+    server = await serve(routed([blobs(["c1", 3000]), blobs(["c2a", 3000], ["c2b", 3000]), reply.text("ok", none)], [reply.text("S")]));
     const appended: AgentMessage[] = [];
     const plain: SessionRecorder = { id: "plain-session", append: (messages) => void appended.push(...messages) };
     const events: AgentEvent[] = [];
@@ -334,7 +311,7 @@ describe("compaction's edges", () => {
     expect(appended.some((m) => m.synthetic !== undefined)).toBe(false);
     await server.close();
 
-    server = await startScriptedOpenAI(routed([blobs(["c1", 3000]), blobs(["c2a", 3000], ["c2b", 3000]), reply.text("ok", none)], [reply.text("S")]));
+    server = await serve(routed([blobs(["c1", 3000]), blobs(["c2a", 3000], ["c2b", 3000]), reply.text("ok", none)], [reply.text("S")]));
     const failing: SessionRecorder = {
       id: "broken-fork",
       append: () => undefined,
@@ -351,7 +328,7 @@ describe("compaction's edges", () => {
 
   it("cancelled during the summary request: the run returns interrupted with the conversation whole, no failure reported", async () => {
     const controller = new AbortController();
-    server = await startScriptedOpenAI(
+    server = await serve(
       routed([blobs(["c1", 3000]), blobs(["c2a", 3000], ["c2b", 3000])], [
         () => {
           controller.abort(new Error("user pressed Ctrl-C"));

@@ -8,18 +8,16 @@
  * child's endpoint failure, the summary budget, the time limit.
  */
 
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 
-import { getApprovalGate, setApprovalGate } from "../src/approval/default-gate.js";
+import { setApprovalGate } from "../src/approval/default-gate.js";
 import { MemoryAllowlist } from "../src/approval/flow/allowlist.js";
 import { ApprovalGate } from "../src/approval/flow/gate.js";
 import type { ApprovalRequest, ApprovalSurface, GateDecision } from "../src/approval/flow/types.js";
-import { getEnvironmentManager, setEnvironmentManager } from "../src/environments/manager.js";
 import { runAgent } from "../src/agent/loop/run-agent.js";
 import { createDelegateHandler, DELEGATE_TASK_TOOL, type DelegateHandlerOptions, type DelegateTaskOutput } from "../src/agent/delegation/index.js";
 import type { SubagentStopEvent } from "../src/agent/delegation/child-run.js";
@@ -28,29 +26,14 @@ import "../src/tools/terminal.js";
 import "../src/tools/read-file.js";
 import "../src/tools/write-file.js";
 import "../src/tools/execute-code.js";
-import { localFileTools } from "./support/local-file-tools.js";
+import { useLoopFixture } from "./support/loop-fixture.js";
 import { reply, startScriptedOpenAI, type Json, type RecordedRequest, type ScriptedOpenAI, type Step } from "./support/scripted-openai.js";
 
-const scratch = mkdtempSync(path.join(tmpdir(), "mibyan-delegation-"));
-const previousGate = getApprovalGate();
-const previousManager = getEnvironmentManager();
-const tools = localFileTools(scratch, mkdtempSync(path.join(scratch, "home-")));
+const { scratch, tools, serve: serveScript } = useLoopFixture("delegation");
 let server: ScriptedOpenAI | undefined;
 
 beforeAll(() => {
-  setEnvironmentManager(tools.manager);
-  setApprovalGate(tools.gate);
   for (const tool of [TODO_TOOL, MEMORY_TOOL, DELEGATE_TASK_TOOL]) if (!registry.has(tool.name)) registry.register(tool);
-});
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-afterAll(async () => {
-  setApprovalGate(previousGate);
-  setEnvironmentManager(previousManager);
-  await tools.manager.closeAll?.();
-  rmSync(scratch, { recursive: true, force: true });
 });
 
 const KEY = "sk-delegation-test-0123456789";
@@ -70,7 +53,7 @@ const childRequests = (goal: string): RecordedRequest[] => server!.requests.filt
 
 async function serve(route: Route): Promise<ScriptedOpenAI> {
   const entry = (request: RecordedRequest) => route(request, turnOf(request));
-  server = await startScriptedOpenAI(Array.from({ length: 200 }, () => entry));
+  server = await serveScript(Array.from({ length: 200 }, () => entry));
   return server;
 }
 

@@ -5,42 +5,21 @@
  * (what had streamed is kept and saved).
  */
 
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 
-import { getApprovalGate, setApprovalGate } from "../src/approval/default-gate.js";
-import { getEnvironmentManager, setEnvironmentManager } from "../src/environments/manager.js";
 import { runAgent } from "../src/agent/loop/run-agent.js";
 import type { AgentEvent, AgentMessage, RunAgentOptions, SessionRecorder } from "../src/agent/types.js";
 import { ToolRegistry, createMemoryLogger } from "../src/index.js";
 import "../src/tools/terminal.js";
-import { localFileTools } from "./support/local-file-tools.js";
-import { reply, startScriptedOpenAI, type ScriptedOpenAI } from "./support/scripted-openai.js";
+import { useLoopFixture } from "./support/loop-fixture.js";
+import { reply, type ScriptedOpenAI } from "./support/scripted-openai.js";
 
-const scratch = mkdtempSync(path.join(tmpdir(), "mibyan-loop-abort-"));
-const previousGate = getApprovalGate();
-const previousManager = getEnvironmentManager();
-const tools = localFileTools(scratch, mkdtempSync(path.join(scratch, "home-")));
+const { scratch, tools, serve } = useLoopFixture("loop-abort");
 let server: ScriptedOpenAI | undefined;
-
-beforeAll(() => {
-  setEnvironmentManager(tools.manager);
-  setApprovalGate(tools.gate);
-});
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-afterAll(async () => {
-  setApprovalGate(previousGate);
-  setEnvironmentManager(previousManager);
-  await tools.manager.closeAll();
-  rmSync(scratch, { recursive: true, force: true });
-});
 
 function recorder(id: string): SessionRecorder & { stored: AgentMessage[]; ended: string[] } {
   const stored: AgentMessage[] = [];
@@ -63,7 +42,7 @@ const base = (baseURL: string, extra: Partial<RunAgentOptions>): RunAgentOptions
 describe("abort", () => {
   it("mid-tool: the terminal's sleep is killed, the cancelled result is recorded, the run returns interrupted", async () => {
     const pidFile = path.join(scratch, "sleep.pid");
-    server = await startScriptedOpenAI([reply.toolCalls([{ id: "long", name: "terminal", args: { command: `sleep 45 & echo $! > ${pidFile}; wait` } }]), reply.text("never asked")]);
+    server = await serve([reply.toolCalls([{ id: "long", name: "terminal", args: { command: `sleep 45 & echo $! > ${pidFile}; wait` } }]), reply.text("never asked")]);
     const controller = new AbortController();
     const session = recorder("abort-tool");
     const events: AgentEvent[] = [];
@@ -90,7 +69,7 @@ describe("abort", () => {
   });
 
   it("while the endpoint hangs: the request is dropped and the run returns at once", async () => {
-    server = await startScriptedOpenAI([reply.hang()]);
+    server = await serve([reply.hang()]);
     const controller = new AbortController();
     const session = recorder("abort-request");
     const run = runAgent(base(server.baseURL, { registry: new ToolRegistry({ logger: createMemoryLogger() }), signal: controller.signal, session }));
@@ -104,7 +83,7 @@ describe("abort", () => {
   });
 
   it("while waiting out a Retry-After: the wait ends with the signal", async () => {
-    server = await startScriptedOpenAI([reply.error(429, "wait", { "retry-after": "30" }), reply.text("never")]);
+    server = await serve([reply.error(429, "wait", { "retry-after": "30" }), reply.text("never")]);
     const controller = new AbortController();
     const run = runAgent(base(server.baseURL, { registry: new ToolRegistry({ logger: createMemoryLogger() }), signal: controller.signal, onEvent: (e) => e.type === "retry" && controller.abort() }));
     const started = Date.now();
@@ -115,7 +94,7 @@ describe("abort", () => {
   });
 
   it("mid-stream: the text streamed so far is the final text and is saved", async () => {
-    server = await startScriptedOpenAI([reply.streamText(["first part, ", "second part, ", "third part"], undefined, 300)]);
+    server = await serve([reply.streamText(["first part, ", "second part, ", "third part"], undefined, 300)]);
     const controller = new AbortController();
     const session = recorder("abort-stream");
     const result = await runAgent(
@@ -135,7 +114,7 @@ describe("abort", () => {
   });
 
   it("a signal already aborted: nothing is sent", async () => {
-    server = await startScriptedOpenAI([reply.text("no")]);
+    server = await serve([reply.text("no")]);
     const result = await runAgent(base(server.baseURL, { registry: new ToolRegistry({ logger: createMemoryLogger() }), signal: AbortSignal.abort() }));
     expect(result.status).toBe("interrupted");
     expect(server.requests).toHaveLength(0);

@@ -6,40 +6,21 @@
  * only while the run lasts.
  */
 
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 
-import { getApprovalGate, setApprovalGate } from "../src/approval/default-gate.js";
 import { MemoryPendingStore, type PendingApproval } from "../src/approval/surfaces/pending-store.js";
-import { getEnvironmentManager, setEnvironmentManager } from "../src/environments/manager.js";
 import { runAgent } from "../src/agent/loop/run-agent.js";
 import { AgentConfigError } from "../src/agent/loop/errors.js";
 import type { RunAgentOptions } from "../src/agent/types.js";
 import { registry } from "../src/registry/singleton.js";
 import "../src/tools/terminal.js";
-import { localFileTools } from "./support/local-file-tools.js";
-import { reply, startScriptedOpenAI, type Json, type RecordedRequest, type ScriptedOpenAI } from "./support/scripted-openai.js";
+import { useLoopFixture } from "./support/loop-fixture.js";
+import { reply, type Json, type RecordedRequest, type ScriptedOpenAI } from "./support/scripted-openai.js";
 
-const scratch = mkdtempSync(path.join(tmpdir(), "mibyan-loop-approvals-"));
-const previousGate = getApprovalGate();
-const previousManager = getEnvironmentManager();
-const tools = localFileTools(scratch, mkdtempSync(path.join(scratch, "user-home-")));
-const servers: ScriptedOpenAI[] = [];
-
-beforeAll(() => {
-  setEnvironmentManager(tools.manager);
-  setApprovalGate(tools.gate);
-});
-afterAll(async () => {
-  for (const server of servers) await server.close();
-  setApprovalGate(previousGate);
-  setEnvironmentManager(previousManager);
-  await tools.manager.closeAll?.();
-  rmSync(scratch, { recursive: true, force: true });
-});
+const { scratch, tools, serve } = useLoopFixture("loop-approvals");
 
 function buildDir(name: string): string {
   const dir = path.join(scratch, name, "build");
@@ -51,12 +32,7 @@ function buildDir(name: string): string {
 const toolContent = (request: RecordedRequest): Json => JSON.parse((request.body.messages as Json[]).find((m) => m.role === "tool").content);
 
 async function scripted(command: string): Promise<ScriptedOpenAI> {
-  const server = await startScriptedOpenAI([
-    reply.toolCalls([{ id: "rm", name: "terminal", args: { command } }]),
-    (request) => reply.text(JSON.stringify(toolContent(request))),
-  ]);
-  servers.push(server);
-  return server;
+  return serve([reply.toolCalls([{ id: "rm", name: "terminal", args: { command } }]), (request) => reply.text(JSON.stringify(toolContent(request)))]);
 }
 
 const base = (server: ScriptedOpenAI, sessionId: string): RunAgentOptions => ({

@@ -6,41 +6,21 @@
  * error rather than going on unsaved).
  */
 
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 
-import { getApprovalGate, setApprovalGate } from "../src/approval/default-gate.js";
-import { getEnvironmentManager, setEnvironmentManager } from "../src/environments/manager.js";
 import { AgentEndpointError } from "../src/agent/loop/errors.js";
 import { runAgent } from "../src/agent/loop/run-agent.js";
 import type { AgentEvent, RunAgentOptions } from "../src/agent/types.js";
 import { ToolRegistry, createMemoryLogger } from "../src/index.js";
 import "../src/tools/terminal.js";
-import { localFileTools } from "./support/local-file-tools.js";
-import { reply, startScriptedOpenAI, type Json, type ScriptedOpenAI } from "./support/scripted-openai.js";
+import { useLoopFixture } from "./support/loop-fixture.js";
+import { reply, type Json, type ScriptedOpenAI } from "./support/scripted-openai.js";
 
-const scratch = mkdtempSync(path.join(tmpdir(), "mibyan-loop-hostile-"));
-const previousGate = getApprovalGate();
-const previousManager = getEnvironmentManager();
-const tools = localFileTools(scratch, mkdtempSync(path.join(scratch, "home-")));
+const { scratch, tools, serve } = useLoopFixture("loop-hostile");
 let server: ScriptedOpenAI | undefined;
-beforeAll(() => {
-  setEnvironmentManager(tools.manager);
-  setApprovalGate(tools.gate);
-});
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-afterAll(async () => {
-  setApprovalGate(previousGate);
-  setEnvironmentManager(previousManager);
-  await tools.manager.closeAll();
-  rmSync(scratch, { recursive: true, force: true });
-});
 
 const base = (baseURL: string, extra: Partial<RunAgentOptions> = {}): RunAgentOptions => ({ model: "m", apiKey: "k", baseURL, systemPrompt: false, prompt: "go", ...extra });
 
@@ -55,7 +35,7 @@ describe("a model that asks for harm", () => {
     const victim = path.join(scratch, "victim");
     mkdirSync(victim);
     writeFileSync(path.join(victim, "precious.txt"), "keep me\n");
-    server = await startScriptedOpenAI([reply.toolCalls([{ id: "rm", name: "terminal", args: { command: `rm -rf ${victim}` } }]), reply.text("I could not delete it.")]);
+    server = await serve([reply.toolCalls([{ id: "rm", name: "terminal", args: { command: `rm -rf ${victim}` } }]), reply.text("I could not delete it.")]);
     const events: AgentEvent[] = [];
     const result = await runAgent(base(server.baseURL, { toolsets: ["terminal"], onEvent: (e) => events.push(e) }));
     expect(existsSync(path.join(victim, "precious.txt"))).toBe(true);
@@ -71,7 +51,7 @@ describe("malformed completions", () => {
   it("tool calls without ids get made-up ids that their tool messages answer", async () => {
     const body = reply.toolCalls([{ name: "probe", args: {} }]) as Extract<ReturnType<typeof reply.text>, { kind: "json" }>;
     delete (body.body as Json).choices[0].message.tool_calls[0].id;
-    server = await startScriptedOpenAI([body, reply.text("ok")]);
+    server = await serve([body, reply.text("ok")]);
     await runAgent(base(server.baseURL, { registry: probeRegistry() }));
     const [assistant, tool] = server.requests[1]!.body.messages.slice(-2);
     expect(assistant.tool_calls[0].id).toBe("call_0");
@@ -79,7 +59,7 @@ describe("malformed completions", () => {
   });
 
   it("two calls sharing an id get distinct ids, each answered once", async () => {
-    server = await startScriptedOpenAI([
+    server = await serve([
       reply.toolCalls([
         { id: "same", name: "probe", args: {} },
         { id: "same", name: "probe", args: {} },
@@ -93,7 +73,7 @@ describe("malformed completions", () => {
   });
 
   it("the caller's message objects are not changed", async () => {
-    server = await startScriptedOpenAI([reply.text("ok")]);
+    server = await serve([reply.text("ok")]);
     const mine = { role: "user" as const, content: "hello" };
     await runAgent(base(server.baseURL, { registry: probeRegistry(), messages: [mine], prompt: undefined }));
     expect(mine).toEqual({ role: "user", content: "hello" });
@@ -104,7 +84,7 @@ describe("malformed completions", () => {
       { choices: [{ index: 0, delta: { tool_calls: [{ index: 99_999_999, id: "far", type: "function", function: { name: "probe", arguments: "{}" } }] } }] },
       { choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] },
     ];
-    server = await startScriptedOpenAI([{ kind: "sse", chunks }, reply.streamText(["fine"])]);
+    server = await serve([{ kind: "sse", chunks }, reply.streamText(["fine"])]);
     const result = await runAgent(base(server.baseURL, { registry: probeRegistry(), stream: true }));
     expect(result.finalText).toBe("fine");
     expect(server.requests[1]!.body.messages.at(-1)).toMatchObject({ role: "tool", tool_call_id: "far", content: "probed" });
@@ -115,7 +95,7 @@ describe("broken streams", () => {
   it("cut after text was shown: a connection error, not retried", async () => {
     // A pause between chunks, so the client has shown the first text before the connection drops.
     const step = reply.streamText(["visible ", "then cut"], undefined, 150);
-    server = await startScriptedOpenAI([{ ...step, breakAfter: 2 } as typeof step, reply.streamText(["never"])]);
+    server = await serve([{ ...step, breakAfter: 2 } as typeof step, reply.streamText(["never"])]);
     const deltas: string[] = [];
     const thrown = await runAgent(base(server.baseURL, { registry: probeRegistry(), stream: true, onEvent: (e) => e.type === "text_delta" && deltas.push(e.delta) })).catch((e: unknown) => e);
     expect(thrown).toBeInstanceOf(AgentEndpointError);
@@ -126,7 +106,7 @@ describe("broken streams", () => {
 
   it("cut before any text: retried, and the retry's answer stands", async () => {
     const step = reply.streamText(["lost"]);
-    server = await startScriptedOpenAI([{ ...step, breakAfter: 1 } as typeof step, reply.streamText(["second ", "try"])]);
+    server = await serve([{ ...step, breakAfter: 1 } as typeof step, reply.streamText(["second ", "try"])]);
     const result = await runAgent(base(server.baseURL, { registry: probeRegistry(), stream: true, retry: { initialDelayMs: 10 } }));
     expect(result.finalText).toBe("second try");
     expect(server.requests).toHaveLength(2);
@@ -135,7 +115,7 @@ describe("broken streams", () => {
 
 describe("a failing session recorder", () => {
   it("append throwing ends the run with that error, and runEnded hears 'error'", async () => {
-    server = await startScriptedOpenAI([reply.toolCalls([{ name: "probe", args: {} }]), reply.text("never")]);
+    server = await serve([reply.toolCalls([{ name: "probe", args: {} }]), reply.text("never")]);
     const ended: string[] = [];
     let appends = 0;
     const thrown = await runAgent(

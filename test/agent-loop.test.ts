@@ -7,15 +7,12 @@
  * handlers, the session recorder, streaming, usage).
  */
 
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 
-import { getApprovalGate, setApprovalGate } from "../src/approval/default-gate.js";
-import { getEnvironmentManager, setEnvironmentManager } from "../src/environments/manager.js";
 import { runAgent } from "../src/agent/loop/run-agent.js";
 import { BUDGET_EXHAUSTED_MESSAGE } from "../src/agent/loop/budget.js";
 import type { AgentEvent, AgentMessage, SessionRecorder } from "../src/agent/types.js";
@@ -23,30 +20,11 @@ import { ToolRegistry, createMemoryLogger } from "../src/index.js";
 import "../src/tools/read-file.js";
 import "../src/tools/write-file.js";
 import "../src/tools/terminal.js";
-import { localFileTools } from "./support/local-file-tools.js";
-import { reply, startScriptedOpenAI, type Json, type ScriptedOpenAI } from "./support/scripted-openai.js";
+import { useLoopFixture } from "./support/loop-fixture.js";
+import { reply, type Json, type ScriptedOpenAI } from "./support/scripted-openai.js";
 
-const scratch = mkdtempSync(path.join(tmpdir(), "mibyan-loop-"));
-const home = mkdtempSync(path.join(scratch, "home-"));
-const previousGate = getApprovalGate();
-const previousManager = getEnvironmentManager();
-const tools = localFileTools(scratch, home);
+const { scratch, home, tools, serve } = useLoopFixture("loop");
 let server: ScriptedOpenAI | undefined;
-
-beforeAll(() => {
-  setEnvironmentManager(tools.manager);
-  setApprovalGate(tools.gate);
-});
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-afterAll(async () => {
-  setApprovalGate(previousGate);
-  setEnvironmentManager(previousManager);
-  await tools.manager.closeAll?.();
-  rmSync(scratch, { recursive: true, force: true });
-});
 
 const base = { model: "scripted-model", apiKey: "sk-test-0123456789", systemPrompt: { contextFiles: false } } as const;
 
@@ -65,7 +43,7 @@ function allKeys(value: unknown, into = new Set<string>()): Set<string> {
 describe("runAgent: the happy path with real tools", () => {
   it("write_file then read_file then an answer: tools in OpenAI format, tool messages answer the right ids, the file exists", async () => {
     const target = path.join(scratch, "hello.txt");
-    server = await startScriptedOpenAI([
+    server = await serve([
       reply.toolCalls([{ id: "call_write", name: "write_file", args: { path: target, content: "hello from the loop\n" } }]),
       reply.toolCalls([{ id: "call_read", name: "read_file", args: { path: target } }]),
       (request) => {
@@ -117,7 +95,7 @@ describe("runAgent: the happy path with real tools", () => {
 
   it("runs a real terminal command and sends its output back", async () => {
     const marker = path.join(scratch, `ran-${process.pid}`);
-    server = await startScriptedOpenAI([
+    server = await serve([
       reply.toolCalls([{ id: "t1", name: "terminal", args: { command: `echo loop-ran > ${marker} && echo printed-$((6*7))` } }]),
       (request) => reply.text(JSON.parse(request.body.messages.at(-1).content).output.trim()),
     ]);
@@ -132,7 +110,7 @@ describe("runAgent: the happy path with real tools", () => {
     const b = path.join(scratch, "b.txt");
     writeFileSync(a, "alpha\n");
     writeFileSync(b, "beta\n");
-    server = await startScriptedOpenAI([
+    server = await serve([
       reply.toolCalls([
         { id: "ra", name: "read_file", args: { path: a } },
         { id: "rb", name: "read_file", args: { path: b } },
@@ -151,7 +129,7 @@ describe("runAgent: the happy path with real tools", () => {
 
   it("write_file then read_file of the same path in one turn run in order", async () => {
     const target = path.join(scratch, "ordered.txt");
-    server = await startScriptedOpenAI([
+    server = await serve([
       reply.toolCalls([
         { id: "w", name: "write_file", args: { path: target, content: "fresh\n" } },
         { id: "r", name: "read_file", args: { path: target } },
@@ -165,7 +143,7 @@ describe("runAgent: the happy path with real tools", () => {
   });
 
   it("an unknown tool gets the error text and the loop continues; a registered tool outside the toolsets is refused", async () => {
-    server = await startScriptedOpenAI([
+    server = await serve([
       reply.toolCalls([
         { id: "u1", name: "termnal", args: { command: "true" } },
         { id: "u2", name: "terminal", args: { command: `touch ${path.join(scratch, "must-not-exist")}` } },
@@ -185,7 +163,7 @@ describe("runAgent: the happy path with real tools", () => {
   });
 
   it("malformed arguments are the model's error to read, not the loop's end", async () => {
-    server = await startScriptedOpenAI([reply.toolCalls([{ id: "bad", name: "read_file", args: "{not json" }]), reply.text("ok")]);
+    server = await serve([reply.toolCalls([{ id: "bad", name: "read_file", args: "{not json" }]), reply.text("ok")]);
     const result = await runAgent({ ...base, baseURL: server.baseURL, prompt: "go", toolsets: ["file"] });
     expect(result.status).toBe("completed");
     expect(JSON.parse(server.requests[1]!.body.messages.at(-1).content).error).toMatch(/Invalid JSON arguments/);
@@ -213,7 +191,7 @@ describe("runAgent: concurrency, budget, prompt", () => {
 
   it("two parallel-safe calls run concurrently (each waits 300 ms; they overlap)", async () => {
     const { own, spans } = slowRegistry();
-    server = await startScriptedOpenAI([
+    server = await serve([
       reply.toolCalls([
         { id: "p1", name: "slow_probe", args: { id: "one" } },
         { id: "p2", name: "slow_probe", args: { id: "two" } },
@@ -228,7 +206,7 @@ describe("runAgent: concurrency, budget, prompt", () => {
   it("maxTurns 3 with a model that always calls tools: 3 tool rounds, then the summary request with tools refused, then its text", async () => {
     const { own } = slowRegistry();
     const always = () => reply.toolCalls([{ name: "slow_probe", args: { id: "again" } }]);
-    server = await startScriptedOpenAI([always, always, always, reply.text("Summary: I probed three times.")]);
+    server = await serve([always, always, always, reply.text("Summary: I probed three times.")]);
     const events: AgentEvent[] = [];
     const result = await runAgent({ ...base, registry: own, baseURL: server.baseURL, prompt: "loop forever", maxTurns: 3, onEvent: (e) => events.push(e) });
     expect(server.requests).toHaveLength(4);
@@ -245,7 +223,7 @@ describe("runAgent: concurrency, budget, prompt", () => {
 
   it("a summary turn that still calls tools or says nothing gets the fallback text, and no tool runs", async () => {
     const { own, spans } = slowRegistry();
-    server = await startScriptedOpenAI([reply.toolCalls([{ name: "slow_probe", args: { id: "once" } }]), reply.toolCalls([{ name: "slow_probe", args: { id: "sneaky" } }])]);
+    server = await serve([reply.toolCalls([{ name: "slow_probe", args: { id: "once" } }]), reply.toolCalls([{ name: "slow_probe", args: { id: "sneaky" } }])]);
     const result = await runAgent({ ...base, registry: own, baseURL: server.baseURL, prompt: "go", maxTurns: 1 });
     expect(result.status).toBe("max_turns");
     expect(result.finalText).toBe("I reached the iteration limit and couldn't generate a summary.");
@@ -257,7 +235,7 @@ describe("runAgent: concurrency, budget, prompt", () => {
   it("the system prompt is the same bytes on every request of a run, and the first message; the date has day precision", async () => {
     const { own } = slowRegistry();
     const once = () => reply.toolCalls([{ name: "slow_probe", args: { id: "x" } }]);
-    server = await startScriptedOpenAI([once, once, reply.text("end"), reply.text("second run")]);
+    server = await serve([once, once, reply.text("end"), reply.text("second run")]);
     const now = new Date("2026-12-04T15:16:17Z");
     const result = await runAgent({ ...base, registry: own, baseURL: server.baseURL, prompt: "go", systemPrompt: { contextFiles: false, now } });
     const systems = server.requests.map((r) => r.body.messages[0]);
@@ -275,7 +253,7 @@ describe("runAgent: concurrency, budget, prompt", () => {
 
   it("streams the answer as text deltas and assembles streamed tool calls", async () => {
     const { own, spans } = slowRegistry();
-    server = await startScriptedOpenAI([reply.streamToolCalls([{ id: "s1", name: "slow_probe", args: { id: "streamed" } }]), reply.streamText(["Hel", "lo ", "there"], { input: 7, output: 3 })]);
+    server = await serve([reply.streamToolCalls([{ id: "s1", name: "slow_probe", args: { id: "streamed" } }]), reply.streamText(["Hel", "lo ", "there"], { input: 7, output: 3 })]);
     const deltas: string[] = [];
     const result = await runAgent({
       ...base,
@@ -326,7 +304,7 @@ describe("runAgent: agent-loop tools and the session recorder", () => {
       },
       { beginTurn: () => void turnsBegun++ },
     );
-    server = await startScriptedOpenAI([
+    server = await serve([
       reply.toolCalls([
         { id: "td", name: "todo", args: { todos: [{ id: "1", content: "x", status: "pending" }] } },
         { id: "mm", name: "memory", args: { content: "remember" } },
@@ -356,7 +334,7 @@ describe("runAgent: agent-loop tools and the session recorder", () => {
       { role: "assistant", content: null, tool_calls: [{ id: "lost", type: "function", function: { name: "todo", arguments: "{}" } }] },
     ];
     const stored: AgentMessage[] = [];
-    server = await startScriptedOpenAI([reply.text("continuing")]);
+    server = await serve([reply.text("continuing")]);
     const result = await runAgent({
       ...base,
       registry: own,
@@ -374,7 +352,7 @@ describe("runAgent: agent-loop tools and the session recorder", () => {
   });
 
   it("internal keys a caller leaves on messages (_*, tool_name, reasoning, a stored row's id) are not sent", async () => {
-    server = await startScriptedOpenAI([reply.text("fine")]);
+    server = await serve([reply.text("fine")]);
     const messages = [
       { role: "user", content: "hi", _multimodal: { parts: [] }, timestamp: 1, id: 7 },
       { role: "assistant", content: "hello", reasoning: "private chain", finish_reason: "stop", _receipt: "r1" },
