@@ -11,9 +11,9 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 
 import { openSessionStore } from "../src/agent/stores/sessions/sqlite-store.js";
-import { SUMMARY_SYSTEM_PROMPT } from "../src/agent/compaction/summary-request.js";
 import { BIN, cliEnv, spawnCollect } from "./support/cli-run.js";
 import { reply, startScriptedOpenAI, type Json, type RecordedRequest, type ScriptedOpenAI, type Step } from "./support/scripted-openai.js";
+import { isSummaryRequest } from "./support/compaction-script.js";
 
 const scratch = mkdtempSync(path.join(tmpdir(), "mibyan-compaction-cli-"));
 let server: ScriptedOpenAI | undefined;
@@ -22,7 +22,6 @@ afterAll(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-const isSummaryRequest = (request: RecordedRequest): boolean => request.body?.messages?.[0]?.content === SUMMARY_SYSTEM_PROMPT;
 
 describe("mibyan chat -q with compaction", () => {
   it("config.yaml's compaction section: the big round is summarised by a request without tools, the continuation reported", async () => {

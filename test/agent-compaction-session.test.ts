@@ -17,7 +17,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getApprovalGate, setApprovalGate } from "../src/approval/default-gate.js";
 import { getEnvironmentManager, setEnvironmentManager } from "../src/environments/manager.js";
 import { runAgent } from "../src/agent/loop/run-agent.js";
-import { SUMMARY_SYSTEM_PROMPT } from "../src/agent/compaction/summary-request.js";
 import { SUMMARY_SYNTHETIC } from "../src/agent/compaction/result.js";
 import { openSessionWiring, type SessionWiring } from "../src/agent/session-wiring.js";
 import { TODO_INJECTION_HEADER } from "../src/agent/stores/todo-store.js";
@@ -28,7 +27,8 @@ import { registry } from "../src/registry/singleton.js";
 import "../src/tools/terminal.js";
 import "../src/tools/process.js";
 import { localFileTools } from "./support/local-file-tools.js";
-import { reply, startScriptedOpenAI, type Json, type RecordedRequest, type ScriptEntry, type ScriptedOpenAI, type Step } from "./support/scripted-openai.js";
+import { reply, startScriptedOpenAI, type Json, type RecordedRequest, type ScriptedOpenAI } from "./support/scripted-openai.js";
+import { routed } from "./support/compaction-script.js";
 
 const scratch = mkdtempSync(path.join(tmpdir(), "mibyan-compaction-session-"));
 const home = mkdtempSync(path.join(scratch, "profile-"));
@@ -70,18 +70,7 @@ afterAll(async () => {
 });
 
 const none = { input: 0 };
-const isSummaryRequest = (request: RecordedRequest): boolean => request.body?.messages?.[0]?.content === SUMMARY_SYSTEM_PROMPT;
 
-function routed(agent: ScriptEntry[], summaries: ScriptEntry[]): ScriptEntry[] {
-  let a = 0;
-  let s = 0;
-  const route = (request: RecordedRequest): Step | Promise<Step> => {
-    const entry = isSummaryRequest(request) ? summaries[s++] : agent[a++];
-    if (entry === undefined) return reply.error(400, `no scripted answer for request #${request.index + 1}`);
-    return typeof entry === "function" ? entry(request) : entry;
-  };
-  return Array.from({ length: agent.length + summaries.length + 4 }, () => route);
-}
 
 const toolResult = (request: RecordedRequest, id: string): Json => {
   const message = (request.body.messages as Json[]).find((m) => m.role === "tool" && m.tool_call_id === id);

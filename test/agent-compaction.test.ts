@@ -11,13 +11,13 @@
 import { describe, expect, it } from "vitest";
 
 import { runAgent } from "../src/agent/loop/run-agent.js";
-import { SUMMARY_SYSTEM_PROMPT } from "../src/agent/compaction/summary-request.js";
 import { InMemoryTodoStore, TODO_INJECTION_HEADER } from "../src/agent/stores/todo-store.js";
 import { createTodoHandler, TODO_TOOL } from "../src/agent/tools/todo.js";
 import type { AgentEvent, AgentMessage, RunAgentOptions, SessionRecorder } from "../src/agent/types.js";
 import { ToolRegistry, createMemoryLogger } from "../src/index.js";
 import { useLoopFixture } from "./support/loop-fixture.js";
-import { reply, type Json, type RecordedRequest, type ScriptEntry, type ScriptedOpenAI, type Step } from "./support/scripted-openai.js";
+import { reply, type Json, type ScriptedOpenAI, type Step } from "./support/scripted-openai.js";
+import { isSummaryRequest, routed } from "./support/compaction-script.js";
 
 const { scratch, tools, serve } = useLoopFixture("compaction");
 let server: ScriptedOpenAI | undefined;
@@ -39,19 +39,7 @@ function testRegistry(): ToolRegistry {
 const none = { input: 0 };
 const blobs = (...specs: [string, number][]): Step => reply.toolCalls(specs.map(([id, size]) => ({ id, name: "blob", args: { size, label: id } })), null, none);
 
-const isSummaryRequest = (request: RecordedRequest): boolean => request.body?.messages?.[0]?.content === SUMMARY_SYSTEM_PROMPT;
 
-/** The agent's steps and the summary requests' answers in two queues, whatever order the loop asks in. */
-function routed(agent: ScriptEntry[], summaries: ScriptEntry[]): ScriptEntry[] {
-  let a = 0;
-  let s = 0;
-  const route = (request: RecordedRequest): Step | Promise<Step> => {
-    const entry = isSummaryRequest(request) ? summaries[s++] : agent[a++];
-    if (entry === undefined) return reply.error(400, `no scripted answer for ${isSummaryRequest(request) ? "summary" : "agent"} request #${request.index + 1}`);
-    return typeof entry === "function" ? entry(request) : entry;
-  };
-  return Array.from({ length: agent.length + summaries.length + 4 }, () => route);
-}
 
 const agentRequests = (s: ScriptedOpenAI) => s.requests.filter((r) => !isSummaryRequest(r));
 const summaryRequests = (s: ScriptedOpenAI) => s.requests.filter(isSummaryRequest);

@@ -5,37 +5,18 @@
  */
 import { spawn } from "node:child_process";
 import { pathToFileURL } from "node:url";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 
 import { openSessionStore } from "../src/agent/stores/sessions/sqlite-store.js";
 import { BIN, ROOT, cliEnv, spawnCollect, type CliRun } from "./support/cli-run.js";
 import { FIXTURE, pidAlive } from "./support/mcp.js";
-import { reply, startScriptedOpenAI, type Json, type ScriptEntry, type ScriptedOpenAI } from "./support/scripted-openai.js";
+import { reply, type Json, type ScriptedOpenAI } from "./support/scripted-openai.js";
+import { useScriptedServers, useTempDirs } from "./support/test-resources.js";
 
-const dirs: string[] = [];
-const servers: ScriptedOpenAI[] = [];
-
-function tempDir(prefix: string): string {
-  const dir = mkdtempSync(path.join(tmpdir(), prefix));
-  dirs.push(dir);
-  return dir;
-}
-
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-
-async function serve(script: ScriptEntry[]): Promise<ScriptedOpenAI> {
-  const server = await startScriptedOpenAI(script);
-  servers.push(server);
-  return server;
-}
+const tempDir = useTempDirs();
+const serve = useScriptedServers();
 
 function profile(configYaml = ""): string {
   const home = tempDir("mibyan-chat-rt-");

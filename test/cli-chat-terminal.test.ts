@@ -4,29 +4,24 @@
  * line paused, the streamed answer, the memory-write question, and plain lines when stderr is not a
  * terminal. The built CLI against the scripted endpoint.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import path from "node:path";
 
 import pty from "@lydell/node-pty";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 
 import { PROMPT_TEXT } from "../src/approval/surfaces/terminal.js";
 import { MEMORY_PROMPT_TEXT } from "../src/cli/chat/terminal-questions.js";
 import { BIN, cliEnv } from "./support/cli-run.js";
 import { alive } from "./support/proc.js";
-import { reply, startScriptedOpenAI, type Json, type ScriptEntry, type ScriptedOpenAI } from "./support/scripted-openai.js";
+import { reply, type Json } from "./support/scripted-openai.js";
+import { useScriptedServers, useTempDirs } from "./support/test-resources.js";
 
-const dirs: string[] = [];
-const servers: ScriptedOpenAI[] = [];
+const tempDir = useTempDirs();
+const serve = useScriptedServers();
 const children: pty.IPty[] = [];
 const strays: number[] = [];
 
-function tempDir(prefix: string): string {
-  const dir = mkdtempSync(path.join(tmpdir(), prefix));
-  dirs.push(dir);
-  return dir;
-}
 afterEach(async () => {
   for (const pid of strays.splice(0)) {
     try {
@@ -42,17 +37,7 @@ afterEach(async () => {
       // already gone
     }
   }
-  await Promise.all(servers.splice(0).map((server) => server.close()));
 });
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-
-async function serve(script: ScriptEntry[]): Promise<ScriptedOpenAI> {
-  const server = await startScriptedOpenAI(script);
-  servers.push(server);
-  return server;
-}
 
 const FRAME = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/;
 const FRAMES = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/g;

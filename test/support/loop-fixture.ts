@@ -9,12 +9,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
-import { afterAll, afterEach, beforeAll } from "vitest";
+import { afterAll, beforeAll } from "vitest";
 
 import { getApprovalGate, setApprovalGate } from "../../src/approval/default-gate.js";
 import { getEnvironmentManager, setEnvironmentManager } from "../../src/environments/manager.js";
 import { localFileTools, type LocalFileTools } from "./local-file-tools.js";
-import { startScriptedOpenAI, type ScriptEntry, type ScriptedOpenAI } from "./scripted-openai.js";
+import type { ScriptEntry, ScriptedOpenAI } from "./scripted-openai.js";
+import { useScriptedServers } from "./test-resources.js";
 
 export interface LoopFixture {
   /** The file's scratch directory (removed after its tests), the terminal's starting directory. */
@@ -33,14 +34,10 @@ export function useLoopFixture(name: string): LoopFixture {
   const tools = localFileTools(scratch, home);
   const previousGate = getApprovalGate();
   const previousManager = getEnvironmentManager();
-  const servers: ScriptedOpenAI[] = [];
 
   beforeAll(() => {
     setEnvironmentManager(tools.manager);
     setApprovalGate(tools.gate);
-  });
-  afterEach(async () => {
-    for (const server of servers.splice(0)) await server.close();
   });
   afterAll(async () => {
     setApprovalGate(previousGate);
@@ -49,14 +46,5 @@ export function useLoopFixture(name: string): LoopFixture {
     rmSync(scratch, { recursive: true, force: true });
   });
 
-  return {
-    scratch,
-    home,
-    tools,
-    async serve(script) {
-      const server = await startScriptedOpenAI(script);
-      servers.push(server);
-      return server;
-    },
-  };
+  return { scratch, home, tools, serve: useScriptedServers() };
 }
