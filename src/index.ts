@@ -252,6 +252,7 @@ export {
   type ApprovalScope,
   type ApprovalSurface,
   type BackendInfo,
+  type CallApprovalScope,
   type CheckOptions,
   type DecisionSource,
   type GateAction,

@@ -1,7 +1,8 @@
 /**
- * The call scope of src/integrations/pre-approval.ts against a real ApprovalGate: grants of exact
- * texts for `check` and `checkAction` (a person's approval, which smart review does not second-guess),
- * and the route of the gate's questions back to the framework (`ask`), only from inside the scope.
+ * The call approval scope of src/approval/flow/call-approval.ts against a real ApprovalGate: grants
+ * of exact texts for `check` and `checkAction` (a person's approval, which smart review does not
+ * second-guess), and the route of the gate's questions back to the framework (`ask`), only for checks
+ * that carry the scope (`CheckOptions.approvalScope`).
  */
 
 import { mkdtempSync, rmSync } from "node:fs";
@@ -11,8 +12,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 
 import { ApprovalGate } from "../src/approval/flow/gate.js";
-import type { ApprovalRequest, GateAction, SmartReviewInput } from "../src/approval/flow/types.js";
-import { bridgeGate, withCallScope } from "../src/integrations/pre-approval.js";
+import type { ApprovalRequest, CallApprovalScope, GateAction, SmartReviewInput } from "../src/approval/flow/types.js";
 import { PLUGIN_APPROVAL_RULE } from "../src/plugins/approval.js";
 import { createMemoryLogger } from "../src/util/logger.js";
 
@@ -30,19 +30,20 @@ function gate(mode: "manual" | "smart" = "manual") {
     reviewer: { review: async (input) => (reviewed.push(input), { verdict: "deny", reason: "looks risky" }) },
     logger: createMemoryLogger(),
   });
-  bridgeGate(g);
   return { g, asked, reviewed };
 }
 
 const action: GateAction = { rule: PLUGIN_APPROVAL_RULE, prefix: "read_file", text: 'read_file {\n  "path": "a"\n}' };
 const opts = { sessionId: "s1", backend: "local" };
+/** The check options of a call that carries `scope`. */
+const within = (scope: CallApprovalScope, sessionId = "s1") => ({ ...opts, sessionId, approvalScope: scope });
 
 describe("a call scope", () => {
   it("grants an action's exact text once (checkAction), then routes the next question to ask", async () => {
     const { g, asked } = gate();
     const questions: string[] = [];
     const scope = { sessionId: "s1", grants: new Set([action.text]), toolCallId: "c1", ask: (r: ApprovalRequest) => (questions.push(r.command), { scope: "deny" as const, by: "framework" as const, reason: "call again" }) };
-    const [first, second] = await withCallScope(scope, async () => [await g.checkAction(action, opts), await g.checkAction(action, opts)]);
+    const [first, second] = [await g.checkAction(action, within(scope)), await g.checkAction(action, within(scope))];
     expect(first).toMatchObject({ allowed: true, by: "user", scope: "once" });
     expect(second).toMatchObject({ allowed: false, by: "framework" });
     expect(second!.reason).toMatch(/needs the user's approval .*plugin-approval.*call again/);
@@ -50,11 +51,11 @@ describe("a call scope", () => {
     expect(asked).toEqual([]);
   });
 
-  it("outside the scope, or for another session, the gate's own surface is asked", async () => {
+  it("without the scope, or for another session, the gate's own surface is asked", async () => {
     const { g, asked } = gate();
     const questions: string[] = [];
     const scope = { sessionId: "s1", grants: new Set<string>(), toolCallId: "c1", ask: (r: ApprovalRequest) => (questions.push(r.command), { scope: "deny" as const, by: "framework" as const }) };
-    await withCallScope(scope, async () => g.check("rm -rf build", { ...opts, sessionId: "s2" }));
+    await g.check("rm -rf build", within(scope, "s2"));
     await g.check("rm -rf build", opts);
     expect(questions).toEqual([]);
     expect(asked).toHaveLength(2);
@@ -63,7 +64,7 @@ describe("a call scope", () => {
   it("smart mode: a granted command is not sent to the reviewer (a person's answer wins); without a grant the reviewer denies", async () => {
     const { g, reviewed } = gate("smart");
     const scope = { sessionId: "s1", grants: new Set(["rm -rf build"]), toolCallId: "c1" };
-    expect(await withCallScope(scope, () => g.check("rm -rf build", opts))).toMatchObject({ allowed: true, by: "user" });
+    expect(await g.check("rm -rf build", within(scope))).toMatchObject({ allowed: true, by: "user" });
     expect(reviewed).toEqual([]);
     expect(await g.check("rm -rf build", opts)).toMatchObject({ allowed: false, by: "smart" });
     expect(reviewed).toHaveLength(1);
@@ -71,14 +72,13 @@ describe("a call scope", () => {
 
   it("the floor: a grant never lets a hardline command or a deny-rule action through", async () => {
     const { g } = gate();
-    expect(await withCallScope({ sessionId: "s1", grants: new Set(["rm -rf /"]), toolCallId: "c1" }, () => g.check("rm -rf /", opts))).toMatchObject({ allowed: false, by: "hardline" });
+    expect(await g.check("rm -rf /", within({ sessionId: "s1", grants: new Set(["rm -rf /"]), toolCallId: "c1" }))).toMatchObject({ allowed: false, by: "hardline" });
     const denying = new ApprovalGate({
       home: mkdtempSync(path.join(scratch, "home-")),
       settings: { mode: "manual", deny: [{ rule: "plugin-approval", reason: "not here" }] },
       surface: { kind: "test", ask: async () => ({ scope: "once" }) },
       logger: createMemoryLogger(),
     });
-    bridgeGate(denying);
-    expect(await withCallScope({ sessionId: "s1", grants: new Set([action.text]), toolCallId: "c1" }, () => denying.checkAction(action, opts))).toMatchObject({ allowed: false, by: "deny_rule" });
+    expect(await denying.checkAction(action, within({ sessionId: "s1", grants: new Set([action.text]), toolCallId: "c1" }))).toMatchObject({ allowed: false, by: "deny_rule" });
   });
 });

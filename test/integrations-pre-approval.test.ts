@@ -1,7 +1,7 @@
 /**
- * The one-shot approval a framework's human-in-the-loop hands our gate (src/integrations/
- * pre-approval.ts), against a real ApprovalGate with real detection: it answers for exactly one
- * check of exactly that command and session, from inside that call only.
+ * The one-shot approval a framework's human-in-the-loop hands our gate (src/approval/flow/
+ * call-approval.ts), against a real ApprovalGate with real detection: it answers for exactly one
+ * check of exactly that command and session, made by that call only (a check carrying its scope).
  */
 
 import { mkdtempSync, rmSync } from "node:fs";
@@ -11,8 +11,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 
 import { ApprovalGate } from "../src/approval/flow/gate.js";
-import type { ApprovalRequest } from "../src/approval/flow/types.js";
-import { bridgeGate, withCallGrant } from "../src/integrations/pre-approval.js";
+import type { ApprovalRequest, CallApprovalScope } from "../src/approval/flow/types.js";
 import { createMemoryLogger } from "../src/util/logger.js";
 
 const scratch = mkdtempSync(path.join(tmpdir(), "mibyan-pre-approval-"));
@@ -26,18 +25,20 @@ function gate() {
     surface: { kind: "test", ask: async (r) => (asked.push(r), { scope: "deny" }) },
     logger: createMemoryLogger(),
   });
-  bridgeGate(g);
-  bridgeGate(g); // idempotent: one wrapper, not two
   return { g, asked };
 }
 
 const CMD = "rm -rf build";
-const check = (g: ApprovalGate, command = CMD, sessionId = "s1") => g.check(command, { sessionId, backend: "local" });
+/** A call's one-shot grant of `command` (what run-call.ts gives an approved call). */
+const grant = (command = CMD): CallApprovalScope => ({ sessionId: "s1", grants: new Set([command]), toolCallId: "c1" });
+const check = (g: ApprovalGate, command = CMD, sessionId = "s1", approvalScope?: CallApprovalScope) =>
+  g.check(command, { sessionId, backend: "local", approvalScope });
 
 describe("a call grant", () => {
-  it("answers the gate's prompt once, for that command and session, inside the call", async () => {
+  it("answers the gate's prompt once, for that command and session, in the call", async () => {
     const { g, asked } = gate();
-    const decisions = await withCallGrant({ sessionId: "s1", command: CMD, toolCallId: "c1" }, async () => [await check(g), await check(g)]);
+    const scope = grant();
+    const decisions = [await check(g, CMD, "s1", scope), await check(g, CMD, "s1", scope)];
     expect(decisions[0]).toMatchObject({ allowed: true, by: "user", scope: "once" });
     // Spent: a second check in the same call is asked as usual (and denied here).
     expect(decisions[1]).toMatchObject({ allowed: false });
@@ -46,10 +47,9 @@ describe("a call grant", () => {
 
   it("does not cover another command, another session, or a check outside the call", async () => {
     const { g, asked } = gate();
-    await withCallGrant({ sessionId: "s1", command: CMD, toolCallId: "c1" }, async () => {
-      expect(await check(g, "rm -rf src")).toMatchObject({ allowed: false });
-      expect(await check(g, CMD, "s2")).toMatchObject({ allowed: false });
-    });
+    const scope = grant();
+    expect(await check(g, "rm -rf src", "s1", scope)).toMatchObject({ allowed: false });
+    expect(await check(g, CMD, "s2", scope)).toMatchObject({ allowed: false });
     expect(await check(g)).toMatchObject({ allowed: false });
     expect(asked).toHaveLength(3);
   });
@@ -58,10 +58,11 @@ describe("a call grant", () => {
     const { g, asked } = gate();
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
-    const inside = withCallGrant({ sessionId: "s1", command: CMD, toolCallId: "c1" }, async () => {
+    const scope = grant();
+    const inside = (async () => {
       await held;
-      return check(g);
-    });
+      return check(g, CMD, "s1", scope);
+    })();
     const beside = await check(g); // same command, same session, while the grant waits
     release();
     expect(beside).toMatchObject({ allowed: false });
@@ -71,14 +72,13 @@ describe("a call grant", () => {
 
   it("never lifts the floor: hardline and deny rules still refuse", async () => {
     const { g } = gate();
-    expect(await withCallGrant({ sessionId: "s1", command: "rm -rf /", toolCallId: "c1" }, () => check(g, "rm -rf /"))).toMatchObject({ allowed: false, by: "hardline" });
+    expect(await check(g, "rm -rf /", "s1", grant("rm -rf /"))).toMatchObject({ allowed: false, by: "hardline" });
     const denying = new ApprovalGate({
       home: mkdtempSync(path.join(scratch, "home-")),
       settings: { mode: "manual", deny: [{ rule: "recursive-delete", reason: "never here" }] },
       surface: { kind: "test", ask: async () => ({ scope: "once" }) },
       logger: createMemoryLogger(),
     });
-    bridgeGate(denying);
-    expect(await withCallGrant({ sessionId: "s1", command: CMD, toolCallId: "c1" }, () => check(denying))).toMatchObject({ allowed: false, by: "deny_rule" });
+    expect(await check(denying, CMD, "s1", grant())).toMatchObject({ allowed: false, by: "deny_rule" });
   });
 });

@@ -33,6 +33,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 
+import type { CallApprovalScope } from "../approval/flow/types.js";
 import type { ToolRegistry } from "../registry/tool-registry.js";
 import type { CallSurface } from "../registry/types.js";
 import { createCommandSandbox, type CommandSandbox } from "../sandbox/command-sandbox.js";
@@ -90,6 +91,12 @@ export interface RunCodeOptions {
   session?: unknown;
   /** Where the program's own call came from (hooks see nested calls as coming from there too). */
   surface?: CallSurface;
+  /**
+   * The approval scope of the program's own call (a framework adapter's): every nested call carries
+   * it, so what the person approved for this call (and the framework's route for questions) covers
+   * the checks of the calls the program makes, and nothing outside this run.
+   */
+  approvalScope?: CallApprovalScope | undefined;
   /** Names added to `SANDBOX_TOOLS` for this run (still only if registered and available). */
   extraSandboxTools?: readonly string[];
   /**
@@ -322,6 +329,7 @@ async function supervise(
         taskId: options.taskId,
         session: options.session,
         surface: options.surface,
+        approvalScope: options.approvalScope,
         // Nested calls may reach only what the program was offered, whatever dispatch would otherwise allow.
         allowedTools: callable,
         signal: runAbort.signal,

@@ -1,3 +1,4 @@
+import type { CallApprovalScope } from "../approval/flow/types.js";
 import type { CallOptions, CallSurface, ToolContext } from "../registry/types.js";
 
 /**
@@ -12,6 +13,7 @@ export class CallContext implements ToolContext {
   readonly session?: unknown;
   readonly allowedTools?: ReadonlySet<string>;
   readonly surface: CallSurface = "library";
+  readonly approvalScope?: CallApprovalScope;
   toolName: string;
   /**
    * Whether the handler (or a hook) read `signal`. A handler that never did
@@ -32,6 +34,7 @@ export class CallContext implements ToolContext {
       this.toolCallId = options.toolCallId;
       this.session = options.session;
       if (options.surface !== undefined) this.surface = options.surface;
+      if (options.approvalScope !== undefined) this.approvalScope = options.approvalScope;
       this.callerSignal = options.signal;
       const allowed = options.allowedTools;
       if (allowed !== undefined) this.allowedTools = allowed instanceof Set ? allowed : new Set(allowed);

@@ -62,6 +62,9 @@ export async function executeToolCalls(calls: readonly ToolCall[], options: Exec
       session: options.session,
       allowedTools: options.allowedTools,
       timeoutMs: options.timeoutMs,
+      surface: options.surface,
+      // Every call of the batch carries the same scope: a grant is spent by the first check of its text.
+      approvalScope: options.approvalScope,
       toolCallId: call.id,
     });
     outcomes[index] = { id: call.id, name: call.name, content: outcome.content, isError: outcome.isError, result: outcome.result };

@@ -15,7 +15,7 @@
  */
 
 import type { ApprovalGate } from "../approval/flow/gate.js";
-import type { BackendInfo } from "../approval/flow/types.js";
+import type { BackendInfo, CallApprovalScope } from "../approval/flow/types.js";
 import { shellQuote } from "../environments/shell-state.js";
 import { FileToolError } from "./errors.js";
 
@@ -35,13 +35,20 @@ export interface GateApprovalOptions {
   backend: BackendInfo;
   sessionId: string;
   signal?: AbortSignal;
+  /** The approval scope of the call that writes (`ctx.approvalScope`). */
+  approvalScope?: CallApprovalScope | undefined;
   /** The tool asking (for the message). */
   tool: string;
 }
 
 export function gateApproval(options: GateApprovalOptions): WriteApproval {
   return async (paths) => {
-    const decision = await options.gate.check(writeCommand(paths), { sessionId: options.sessionId, backend: options.backend, signal: options.signal });
+    const decision = await options.gate.check(writeCommand(paths), {
+      sessionId: options.sessionId,
+      backend: options.backend,
+      signal: options.signal,
+      approvalScope: options.approvalScope,
+    });
     if (!decision.allowed) {
       throw new FileToolError("blocked", `${options.tool} was not allowed to write ${paths[0]}: ${decision.reason}`);
     }

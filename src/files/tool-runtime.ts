@@ -68,7 +68,7 @@ export async function writeTarget(
 ): Promise<{ env: Environment; approve: WriteApproval }> {
   const env = await taskEnvironment(environments, ctx);
   const { gateApproval } = await import("./approval.js");
-  return { env, approve: gateApproval({ gate: await gate(), backend: env.isolation, sessionId: sessionIdOf(ctx), signal: ctx?.signal, tool }) };
+  return { env, approve: gateApproval({ gate: await gate(), backend: env.isolation, sessionId: sessionIdOf(ctx), signal: ctx?.signal, approvalScope: ctx?.approvalScope, tool }) };
 }
 
 /** `{...result, error: null}` as JSON. */

@@ -10,15 +10,14 @@
  *   for now and remembered under the tool and its exact arguments; the model is told to call
  *   again, and that next call with the same arguments asks the person through the framework first.
  * - Granted: a call the person approved runs with a one-shot grant of exactly the texts that were
- *   put to them (pre-approval.ts): the ones recorded when the approval was requested, or, for a
+ *   put to them (src/approval/flow/call-approval.ts): the ones recorded when the approval was requested, or, for a
  *   request another process made, the ones foreseen and learned for the input being run.
  */
 
-import type { ApprovalAnswer } from "../approval/flow/types.js";
+import type { ApprovalAnswer, CallApprovalScope } from "../approval/flow/types.js";
 import type { ToolRegistry } from "../registry/tool-registry.js";
 import { registry as defaultRegistry } from "../registry/singleton.js";
 import { foreseenApprovals, gatedText, type PreviewScope } from "./approval-preview.js";
-import type { CallScope } from "./pre-approval.js";
 
 /** Entries kept per map (requests never answered, questions never repeated): the oldest go first. */
 const KEPT = 1_000;
@@ -40,7 +39,7 @@ export interface ApprovalBridge {
    * the route of the gate's questions back to the framework. Undefined for a call that cannot
    * reach the gate (no scope, no cost).
    */
-  scopeFor(name: string, args: unknown, toolCallId: string | undefined, approved: boolean): CallScope | undefined;
+  scopeFor(name: string, args: unknown, toolCallId: string | undefined, approved: boolean): CallApprovalScope | undefined;
   /** Whether a call of `name` may reach the gate (a built-in that asks, or any tool while a pre-hook such as a plugin's is installed). */
   mayAsk(name: string): boolean;
 }

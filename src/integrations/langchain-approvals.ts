@@ -20,14 +20,14 @@
  * reach the tools after a person approved it. The record is spent by that one call and lapses
  * after `GRANT_TTL_MS` (the resumed hook renews it right before the tools run, so a person may
  * take as long as they like). The call then runs in the bridge's scope with the one-shot grants
- * of exactly the texts that were put to the person (pre-approval.ts): hardline and deny rules
- * still refuse them.
+ * of exactly the texts that were put to the person (src/approval/flow/call-approval.ts): hardline
+ * and deny rules still refuse them.
  */
 
 import { detectAsync } from "../approval/detection/index.js";
+import type { CallApprovalScope } from "../approval/flow/types.js";
 import type { ApprovalBridge } from "./approval-bridge.js";
 import { gatedCommand } from "./approval-preview.js";
-import type { CallScope } from "./pre-approval.js";
 
 /** How long a `when` record stays usable; the resumed hook records again just before the tools run. */
 export const GRANT_TTL_MS = 5 * 60_000;
@@ -100,7 +100,7 @@ export class InterruptGrants {
    * the interrupt (the record is spent), and always the route of the gate's questions back to
    * LangChain (learned, asked on the next call). Undefined for a call that cannot reach the gate.
    */
-  scopeFor(name: string, args: unknown, toolCallId: string | undefined, thread: unknown): CallScope | undefined {
+  scopeFor(name: string, args: unknown, toolCallId: string | undefined, thread: unknown): CallApprovalScope | undefined {
     const threadId = threadOf({ configurable: { thread_id: thread } });
     let approved = false;
     if (toolCallId !== undefined && toolCallId !== "") {

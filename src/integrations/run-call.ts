@@ -5,15 +5,14 @@
  * `{"error": ...}` text the model reads, so one bad call cannot end the framework's run.
  */
 
-import { getApprovalGate } from "../approval/default-gate.js";
 import { handleFunctionCallDetailed } from "../dispatch/handle-function-call.js";
 import { DEFAULT_SESSION, DEFAULT_TASK } from "../tools/call-scope.js";
 import { redactForModel } from "../redaction/tool-output.js";
 import { describeThrown } from "../util/text.js";
+import type { CallApprovalScope } from "../approval/flow/types.js";
 import type { CallSurface } from "../registry/types.js";
 import type { ToolSearchBridge } from "../agent/tool-search/bridge.js";
 import { gatedCommand } from "./approval-preview.js";
-import { bridgeGate, withCallGrant, withCallScope, type CallScope } from "./pre-approval.js";
 import { integrationResult, type IntegrationResult } from "./result-parts.js";
 import type { IntegrationOptions } from "./types.js";
 
@@ -31,8 +30,9 @@ export interface IntegrationCall {
   /**
    * The approval scope the call runs in (approval-bridge.ts `scopeFor`): what a person approved
    * through the framework, and where the gate's questions go. Takes the place of `approved`.
+   * Passed with the call (`CallOptions.approvalScope`), so only this call's checks see it.
    */
-  scope?: CallScope | undefined;
+  scope?: CallApprovalScope | undefined;
   /** Overrides the tool's time limit for this call (ms; 0: none, when the framework enforces its own). */
   timeoutMs?: number | undefined;
 }
@@ -86,7 +86,7 @@ export function createCallRunnerWith<T>(
   };
   // Plain promise chains, not async wrappers: each async layer costs a microtask hop on every call.
   const dispatch = toolSearch === undefined ? handleFunctionCallDetailed : toolSearch.handleFunctionCallDetailed.bind(toolSearch);
-  const run = (call: IntegrationCall): Promise<T> =>
+  const run = (call: IntegrationCall, approvalScope: CallApprovalScope | undefined): Promise<T> =>
     dispatch(call.name, call.args, {
       registry,
       agentLoop,
@@ -99,6 +99,8 @@ export function createCallRunnerWith<T>(
       allowedTools,
       timeoutMs: call.timeoutMs,
       surface,
+      // On the call, not in an async context: no process-wide promise hooks (src/approval/flow/call-approval.ts).
+      approvalScope,
     }).then(
       (outcome) => {
         let result: IntegrationResult;
@@ -113,14 +115,10 @@ export function createCallRunnerWith<T>(
     );
   return (call) => {
     try {
-      if (call.scope !== undefined) {
-        bridgeGate(getApprovalGate());
-        return withCallScope(call.scope, () => run(call));
-      }
+      if (call.scope !== undefined) return run(call, call.scope);
       const command = call.approved === true ? gatedCommand(call.name, call.args) : undefined;
-      if (command === undefined) return run(call);
-      bridgeGate(getApprovalGate());
-      return withCallGrant({ sessionId, command, toolCallId: call.toolCallId }, () => run(call));
+      if (command === undefined) return run(call, undefined);
+      return run(call, { sessionId, grants: new Set([command]), toolCallId: call.toolCallId });
     } catch (thrown) {
       return Promise.resolve(finish(call, backstop(call, thrown)));
     }

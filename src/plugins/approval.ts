@@ -8,7 +8,7 @@
  */
 
 import { actionDisplay } from "../approval/flow/action.js";
-import type { ActionRule, GateAction, GateDecision, CheckOptions } from "../approval/flow/types.js";
+import type { ActionRule, CallApprovalScope, GateAction, GateDecision, CheckOptions } from "../approval/flow/types.js";
 import { fail } from "../dispatch/result.js";
 import type { Logger, ToolResult } from "../registry/types.js";
 import { describeThrown } from "../util/text.js";
@@ -38,6 +38,8 @@ export interface PluginApprovalRequest {
   ruleKey?: string | undefined;
   sessionId?: string | undefined;
   signal?: AbortSignal | undefined;
+  /** The approval scope of the call being approved (`ctx.approvalScope`). */
+  approvalScope?: CallApprovalScope | undefined;
 }
 
 /** `undefined` when the call may run, else the `blocked` (or `cancelled`) result the model gets. */
@@ -64,6 +66,7 @@ export async function askPluginApproval(
   try {
     const options: CheckOptions = { sessionId: request.sessionId ?? "default", backend: "local" };
     if (request.signal !== undefined) options.signal = request.signal;
+    if (request.approvalScope !== undefined) options.approvalScope = request.approvalScope;
     decision = await (await gate()).checkAction(action, options);
   } catch (err) {
     logger.error(`plugin "${pluginKey}": the approval gate failed for ${toolName}: ${describeThrown(err)}`);

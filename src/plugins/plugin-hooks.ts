@@ -211,7 +211,7 @@ export class PluginHooks {
     } else {
       blocked = await askPluginApproval(
         this.approval,
-        { pluginKey: directive.owner, toolName: call.name, args: call.arguments, message: directive.message, ruleKey: directive.ruleKey, sessionId: ctx.sessionId, signal: ctx.signal },
+        { pluginKey: directive.owner, toolName: call.name, args: call.arguments, message: directive.message, ruleKey: directive.ruleKey, sessionId: ctx.sessionId, signal: ctx.signal, approvalScope: ctx.approvalScope },
         this.logger,
       );
     }

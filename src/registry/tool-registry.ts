@@ -386,6 +386,7 @@ export class ToolRegistry implements DispatchHost {
       allowedTools: options?.allowedTools,
       timeoutMs: options?.timeoutMs,
       surface: options?.surface,
+      approvalScope: options?.approvalScope,
     };
     return (await this.settle(call.name, call.arguments, callOptions)).result;
   }

@@ -4,6 +4,8 @@
  * import it without pulling in the registry.
  */
 
+import type { CallApprovalScope } from "../approval/flow/types.js";
+
 /** A JSON Schema object (draft 2020-12 or draft-07 subset). */
 export type JsonSchema = { [key: string]: unknown };
 
@@ -109,6 +111,12 @@ export interface ToolContext {
    * otherwise); optional only so a context built by hand (a test calling a handler) need not name one.
    */
   readonly surface?: CallSurface | undefined;
+  /**
+   * What a person approved for this call through a framework, and where the gate's questions go
+   * (src/approval/flow/call-approval.ts). A handler that asks the approval gate passes it in the
+   * check's options; one that calls tools (execute_code) passes it on to them.
+   */
+  readonly approvalScope?: CallApprovalScope | undefined;
 }
 
 /** What a caller passes into dispatch: every field optional; `signal` is created when absent. */
@@ -128,6 +136,8 @@ export interface CallOptions {
   timeoutMs?: number | undefined;
   /** Where the call came from, for hooks (default `library`). */
   surface?: CallSurface | undefined;
+  /** The call's approval scope (a framework adapter's: `ToolContext.approvalScope`); none by default. */
+  approvalScope?: CallApprovalScope | undefined;
 }
 
 /** A Mibyan-style handler: parsed arguments first, context second. */

@@ -33,6 +33,7 @@ import { FilePendingStore, pendingStoreDir } from "../surfaces/pending-store.js"
 import { TerminalSurface, hasInteractiveTerminal } from "../surfaces/terminal.js";
 import { ConfigAllowlist, type AllowlistStore } from "./allowlist.js";
 import { actionDetection, actionSubject, commandSubject, type Subject } from "./action.js";
+import { applyCallApproval } from "./call-approval.js";
 import { isIsolatedBackend } from "./backends.js";
 import { findDenyRule } from "./deny-rules.js";
 import { approvalId, commandHash, keyOf, keysOf } from "./keys.js";
@@ -254,9 +255,9 @@ export class ApprovalGate {
   // The check
   // -------------------------------------------------------------------------
 
-  /** Judges a shell command: detection finds its matches, then steps 1 to 7 decide. */
+  /** Judges a shell command: detection finds its matches, then steps 1 to 7 decide (under the call's `approvalScope`, call-approval.ts). */
   async check(command: string, options: CheckOptions): Promise<GateDecision> {
-    return this.judge(commandSubject(command), () => this.detect(command), options);
+    return this.judge(commandSubject(command), () => this.detect(command), applyCallApproval(command, options));
   }
 
   /**
@@ -266,7 +267,7 @@ export class ApprovalGate {
    * with that prefix. People and the log see `action.display`, never more.
    */
   async checkAction(action: GateAction, options: CheckOptions): Promise<GateDecision> {
-    return this.judge(actionSubject(action), () => actionDetection(action), options);
+    return this.judge(actionSubject(action), () => actionDetection(action), applyCallApproval(action.text, options));
   }
 
   /** Steps 1 to 5; 6 and 7 in `review`. */

@@ -18,6 +18,7 @@ export type {
   ApprovalScope,
   ApprovalSurface,
   BackendInfo,
+  CallApprovalScope,
   CheckOptions,
   DecisionSource,
   GateAction,

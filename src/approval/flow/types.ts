@@ -153,6 +153,28 @@ export interface CheckOptions {
    * surface is still asked (it answers for that person).
    */
   personApproved?: boolean;
+  /**
+   * The approval scope of the tool call this check is made for (a framework adapter's call,
+   * src/integrations/): applied by the gate as call-approval.ts describes. Tools pass their call's
+   * `ctx.approvalScope` here; ignored when its session is not this check's.
+   */
+  approvalScope?: CallApprovalScope | undefined;
+}
+
+/**
+ * What a person approved for one tool call through a framework's own human-in-the-loop, and where
+ * the gate's questions during that call go (call-approval.ts). It travels with the call
+ * (`CallOptions.approvalScope`, `ToolContext.approvalScope`, the `CheckOptions` of each check the
+ * call makes, the calls an `execute_code` program makes), never in an async context.
+ */
+export interface CallApprovalScope {
+  readonly sessionId: string;
+  /** Exact texts (a command, an action's text) a person approved, unspent. Spent ones are removed. */
+  readonly grants: Set<string>;
+  /** Which call the framework approved or ran: for the log only, the scope is what binds it. */
+  readonly toolCallId: string | undefined;
+  /** Answers a question no grant answers; undefined: the gate's own surface is asked. */
+  readonly ask?: ((request: ApprovalRequest) => ApprovalAnswer) | undefined;
 }
 
 /** The rule a non-shell action falls under: the fields of a `Rule` (src/approval/rules/) a match carries. */

@@ -119,6 +119,7 @@ export function executeCodeToolBody(options: ExecuteCodeHandlerOptions = {}) {
         sessionId: sessionIdOf(ctx),
         backend: EXECUTE_CODE_BACKEND,
         signal: ctx?.signal,
+        approvalScope: ctx?.approvalScope,
       });
       if (!decision.allowed) return errorResult(decision.reason, decision.by === "cancelled" ? "cancelled" : "blocked");
     } catch (err) {
@@ -134,6 +135,7 @@ export function executeCodeToolBody(options: ExecuteCodeHandlerOptions = {}) {
       taskId: ctx?.taskId,
       session: ctx?.session,
       surface: ctx?.surface,
+      approvalScope: ctx?.approvalScope,
       extraSandboxTools: options.extraSandboxTools,
       // The session's own restriction (from dispatch) applies unless the embedder supplies one.
       allowedTools: ctx === undefined ? undefined : (options.allowedTools?.(ctx) ?? ctx.allowedTools),

@@ -241,7 +241,7 @@ export function terminalToolBody(options: TerminalHandlerOptions = {}) {
       }
     }
 
-    const decision = await (await gate()).check(command, { sessionId: sessionIdOf(ctx), backend, signal: ctx?.signal });
+    const decision = await (await gate()).check(command, { sessionId: sessionIdOf(ctx), backend, signal: ctx?.signal, approvalScope: ctx?.approvalScope });
     if (!decision.allowed) {
       const result: TerminalToolResult = { output: "", exit_code: -1, error: decision.reason, status: "blocked" };
       return JSON.stringify(result);
