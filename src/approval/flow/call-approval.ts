@@ -27,7 +27,7 @@
  *
  * Why on the call and not in an `AsyncLocalStorage`: on Node 20 the first `AsyncLocalStorage.run`
  * installs promise hooks process-wide, and every later promise of the process pays for them (a
- * trivial `handleFunctionCall` measured 3.3× slower after one adapter call that entered a scope).
+ * trivial `handleFunctionCall` measured 3.1–3.2× slower after one adapter call that entered a scope).
  */
 
 import type { ApprovalSurface, CheckOptions } from "./types.js";
