@@ -6,6 +6,7 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: "forks",
+    globalSetup: ["test/support/global-temp.ts"],
     setupFiles: ["test/support/isolated-home.ts"],
     reporters: ["default", ["json", { outputFile: "test-results/vitest.json" }]],
   },

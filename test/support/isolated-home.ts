@@ -7,7 +7,8 @@ import path from "node:path";
 
 import { afterAll } from "vitest";
 
-const base = mkdtempSync(path.join(tmpdir(), "mibyan-test-"));
+// Named after the run (global-temp.ts removes what a skipped file leaves behind).
+const base = mkdtempSync(path.join(tmpdir(), `mibyan-test-${process.env.MIBYAN_TEST_RUN ?? "solo"}-`));
 if (!process.env.MIBYAN_HOME) {
   process.env.MIBYAN_HOME = path.join(base, "home");
   mkdirSync(process.env.MIBYAN_HOME);
