@@ -101,10 +101,16 @@ function runSsh(argv: readonly string[], timeoutMs: number): Promise<SshRun> {
   });
 }
 
+/**
+ * The longest temporary directory the control socket can live under: sun_path holds 107 bytes, and
+ * the socket's path is `<base>/mibyan-ssh-XXXXXX/cm-%C` (%C: 40 hex digits) plus the 17 characters
+ * (`.` and 16 random ones) ssh appends to it while the master sets the socket up.
+ */
+const MAX_CONTROL_BASE = 107 - "/mibyan-ssh-XXXXXX".length - "/cm-".length - 40 - 17;
+
 /** A private local directory for the control socket (short enough for a unix socket path). */
 function makeControlDir(): string {
-  // cm-%C expands to 40 hex digits; sun_path holds 107 bytes.
-  const base = tmpdir().length <= 40 ? tmpdir() : "/tmp";
+  const base = tmpdir().length <= MAX_CONTROL_BASE ? tmpdir() : "/tmp";
   return mkdtempSync(join(base, "mibyan-ssh-"));
 }
 
