@@ -4,7 +4,7 @@
  */
 
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -195,6 +195,27 @@ describe.skipIf(!canRun)("ssh backend against a real sshd", () => {
     const out = remote(`ps -eo pid=,args= | grep -E ${JSON.stringify(pattern)} | grep -v grep || true`);
     return out.split("\n").filter((line) => line.trim() !== "");
   }
+
+  it("works from a long TMPDIR: the control socket goes where its path fits (ssh lengthens it while setting it up)", async () => {
+    const saved = process.env.TMPDIR;
+    // A TMPDIR of 29 to 40 characters made every call fail with "too long for Unix domain socket".
+    const top = mkdtempSync("/tmp/m");
+    try {
+      for (const length of [top.length, 28, 29, 36, 40, 90]) {
+        const dir = length <= top.length ? top : join(top, "t".repeat(length - top.length - 1));
+        mkdirSync(dir, { recursive: true });
+        expect(dir.length).toBe(Math.max(length, top.length));
+        process.env.TMPDIR = dir;
+        const env = await open(`long-tmpdir-${length}`);
+        expect((await env.exec("echo fits", EXEC)).output).toBe("fits\n");
+      }
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+      await Promise.all(opened.splice(0).map((env) => env.close()));
+      rmSync(top, { recursive: true, force: true });
+    }
+  });
 
   it("runs a command and returns merged output and the exit code", async () => {
     const env = await open("basic");
