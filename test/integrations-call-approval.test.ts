@@ -6,41 +6,18 @@
  * `execute_code` program makes carry the scope of the program's own call.
  */
 
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
 import type { ModelMessage, ToolExecutionOptions } from "ai";
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 
-import { getApprovalGate, setApprovalGate } from "../src/approval/default-gate.js";
-import type { ApprovalRequest, GateDecision } from "../src/approval/flow/types.js";
 import { toAiSdkTools } from "../src/ai-sdk.js";
 import "../src/tools/execute-code.js";
 import "../src/tools/terminal.js";
-import { createMemoryLogger } from "../src/util/logger.js";
+import { useRecordingGate } from "./support/recording-gate.js";
 
-const scratch = mkdtempSync(path.join(tmpdir(), "mibyan-call-approval-"));
-const previousGate = getApprovalGate();
-afterAll(() => {
-  setApprovalGate(previousGate);
-  rmSync(scratch, { recursive: true, force: true });
-});
-
-let asked: ApprovalRequest[] = [];
-let decisions: GateDecision[] = [];
-beforeEach(() => {
-  asked = [];
-  decisions = [];
-  setApprovalGate({
-    home: mkdtempSync(path.join(scratch, "home-")),
-    settings: { mode: "manual" },
-    // The gate's own prompt: never the answer for a framework's call.
-    surface: { kind: "test", ask: async (r) => (asked.push(r), { scope: "deny", reason: "the gate's own prompt said no" }) },
-    logger: createMemoryLogger(),
-    observers: [{ onDecision: (d) => void decisions.push(d) }],
-  });
-});
+const { scratch, asked, decisions } = useRecordingGate("call-approval");
 
 type Input = Record<string, unknown>;
 interface AiTool {
@@ -121,7 +98,7 @@ describe("a call's approval scope is the call's own", () => {
 
     // Second call with the same arguments: the person is asked about the program and the learned
     // command, approves, and both run under that call's grants; our gate never prompts.
-    decisions = [];
+    decisions.length = 0;
     const second = JSON.parse((await approvedCall(executeCode, "execute_code", input, "c2")) as string) as { output: string; tool_calls: number };
     expect(second).toMatchObject({ output: "0\n", tool_calls: 1 });
     expect(existsSync(victim)).toBe(false);

@@ -5,46 +5,24 @@
  * approval gate (a recording surface stands for the person it would ask).
  */
 
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { Command, MemorySaver } from "@langchain/langgraph";
 import { createAgent, humanInTheLoopMiddleware } from "langchain";
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 
-import { getApprovalGate, setApprovalGate } from "../src/approval/default-gate.js";
-import type { ApprovalRequest, GateDecision } from "../src/approval/flow/types.js";
 import { handleFunctionCall } from "../src/index.js";
 import { langChainInterruptOn, toLangChainTools } from "../src/langchain.js";
 import "../src/tools/execute-code.js";
 import "../src/tools/read-file.js";
 import "../src/tools/terminal.js";
 import "../src/tools/write-file.js";
-import { createMemoryLogger } from "../src/util/logger.js";
+import { useRecordingGate } from "./support/recording-gate.js";
 
-const scratch = mkdtempSync(path.join(tmpdir(), "mibyan-langchain-agent-"));
-const previousGate = getApprovalGate();
-afterAll(() => {
-  setApprovalGate(previousGate);
-  rmSync(scratch, { recursive: true, force: true });
-});
-
-let asked: ApprovalRequest[] = [];
-let decisions: GateDecision[] = [];
-beforeEach(() => {
-  asked = [];
-  decisions = [];
-  setApprovalGate({
-    home: mkdtempSync(path.join(scratch, "home-")),
-    settings: { mode: "manual" },
-    surface: { kind: "test", ask: async (r) => (asked.push(r), { scope: "deny", reason: "the gate's own prompt said no" }) },
-    logger: createMemoryLogger(),
-    observers: [{ onDecision: (d) => void decisions.push(d) }],
-  });
-});
+const { scratch, asked, decisions } = useRecordingGate("langchain-agent");
 
 /** The ToolMessages of a run's messages. */
 function toolMessages(messages: readonly BaseMessage[]): ToolMessage[] {

@@ -6,8 +6,7 @@
  * are in integrations-langchain-agent.test.ts.
  */
 
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
 import { AIMessage, ToolMessage } from "@langchain/core/messages";
@@ -15,37 +14,17 @@ import { DynamicStructuredTool } from "@langchain/core/tools";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import { FakeStreamingChatModel } from "@langchain/core/utils/testing";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
-import { afterAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 
-import { getApprovalGate, setApprovalGate } from "../src/approval/default-gate.js";
-import type { ApprovalRequest, GateDecision } from "../src/approval/flow/types.js";
 import { ToolRegistry, createMemoryLogger as memoryLogger, getToolDefinitions, handleFunctionCall, registry } from "../src/index.js";
 import { GRANT_TTL_MS } from "../src/integrations/langchain-approvals.js";
 import { MibyanToolError, langChainInterruptOn, toLangChainTools } from "../src/langchain.js";
 import "../src/tools/read-file.js";
 import "../src/tools/terminal.js";
 import { createMemoryLogger } from "../src/util/logger.js";
+import { useRecordingGate } from "./support/recording-gate.js";
 
-const scratch = mkdtempSync(path.join(tmpdir(), "mibyan-langchain-"));
-const previousGate = getApprovalGate();
-afterAll(() => {
-  setApprovalGate(previousGate);
-  rmSync(scratch, { recursive: true, force: true });
-});
-
-let asked: ApprovalRequest[] = [];
-let decisions: GateDecision[] = [];
-beforeEach(() => {
-  asked = [];
-  decisions = [];
-  setApprovalGate({
-    home: mkdtempSync(path.join(scratch, "home-")),
-    settings: { mode: "manual" },
-    surface: { kind: "test", ask: async (r) => (asked.push(r), { scope: "deny", reason: "the gate's own prompt said no" }) },
-    logger: createMemoryLogger(),
-    observers: [{ onDecision: (d) => void decisions.push(d) }],
-  });
-});
+const { scratch, asked, decisions } = useRecordingGate("langchain");
 
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).toString("base64");
 

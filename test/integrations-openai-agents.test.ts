@@ -4,43 +4,21 @@
  * for the person it would ask).
  */
 
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
 import { Agent, RunState, Usage, run, setTracingDisabled, type AgentInputItem, type Model, type ModelRequest, type ModelResponse } from "@openai/agents-core";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 
 import { toOpenAIStrict } from "../src/adapters/strict.js";
-import { getApprovalGate, setApprovalGate } from "../src/approval/default-gate.js";
-import type { ApprovalRequest, GateDecision } from "../src/approval/flow/types.js";
 import { getToolDefinitions, handleFunctionCall, registry } from "../src/index.js";
 import { toOpenAIAgentsTools } from "../src/openai-agents.js";
 import "../src/tools/read-file.js";
 import "../src/tools/terminal.js";
-import { createMemoryLogger } from "../src/util/logger.js";
+import { useRecordingGate } from "./support/recording-gate.js";
 
-const scratch = mkdtempSync(path.join(tmpdir(), "mibyan-agents-"));
-const previousGate = getApprovalGate();
+const { scratch, asked, decisions } = useRecordingGate("agents");
 beforeAll(() => setTracingDisabled(true));
-afterAll(() => {
-  setApprovalGate(previousGate);
-  rmSync(scratch, { recursive: true, force: true });
-});
-
-let asked: ApprovalRequest[] = [];
-let decisions: GateDecision[] = [];
-beforeEach(() => {
-  asked = [];
-  decisions = [];
-  setApprovalGate({
-    home: mkdtempSync(path.join(scratch, "home-")),
-    settings: { mode: "manual" },
-    surface: { kind: "test", ask: async (r) => (asked.push(r), { scope: "deny", reason: "the gate's own prompt said no" }) },
-    logger: createMemoryLogger(),
-    observers: [{ onDecision: (d) => void decisions.push(d) }],
-  });
-});
 
 /** A model that calls `toolName` once, then ends with the text of the tool output it got back. */
 class ScriptedModel implements Model {
