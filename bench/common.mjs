@@ -104,3 +104,15 @@ export function reportedNsRow({ name, label, value, baseline, baselineLabel }) {
     met: true,
   };
 }
+
+/** A seeded PRNG (mulberry32): generated corpora and queries are the same on every run. */
+export function prng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -26,22 +26,10 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { median, round } from "./common.mjs";
+import { median, round, prng } from "./common.mjs";
 
 const PERSIST_TARGET = 5000; // messages per second
 const SEARCH_TARGET_MS = 20;
-
-/** A seeded PRNG (mulberry32): the corpus and the queries are the same on every run. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SYLLABLES = ["ka", "lo", "mi", "ren", "to", "sa", "vi", "del", "or", "pa", "nu", "tek", "bri", "ge", "sho", "an", "qui", "fe", "zu", "mar"];
 

@@ -19,23 +19,12 @@
  * Imports the build (`npm run bench` builds first). `node bench/tool-search.mjs [--quick]` runs it alone.
  */
 import { pathToFileURL } from "node:url";
-import { median, round } from "./common.mjs";
+import { median, round, prng } from "./common.mjs";
 
 const QUERY_TARGET_MS = 5;
 const ASSEMBLY_TARGET_MS = 10;
 const SERVERS = 40;
 const PER_SERVER = 50;
-
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const VERBS = ["create", "list", "get", "update", "delete", "search", "close", "merge", "export", "import", "sync", "archive"];
 const NOUNS = ["issue", "ticket", "page", "file", "record", "invoice", "contact", "event", "channel", "message", "report", "build", "deployment", "dataset", "table", "query", "user", "team", "label", "comment"];

@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 
 import { openSessionStore } from "../src/agent/stores/sessions/sqlite-store.js";
 import { BIN, cliEnv, spawnCollect } from "./support/cli-run.js";
-import { reply, type Json } from "./support/scripted-openai.js";
+import { hangWhenReached, reply, type Json } from "./support/scripted-openai.js";
 import { useScriptedServers, useTempDirs } from "./support/test-resources.js";
 
 const tempDir = useTempDirs();
@@ -57,15 +57,8 @@ describe("mibyan chat (interactive, prompts from a pipe)", () => {
 
   it("Ctrl-C interrupts the turn running, not the session: the next prompt is answered in the same session", async () => {
     const home = tempDir("mibyan-chat-i-");
-    let arrived!: () => void;
-    const requested = new Promise<void>((resolve) => (arrived = resolve));
-    const server = await serve([
-      () => {
-        arrived();
-        return reply.hang();
-      },
-      reply.text("Answer after the interrupt."),
-    ]);
+    const hanging = hangWhenReached();
+    const server = await serve([hanging.step, reply.text("Answer after the interrupt.")]);
     const child = spawn(process.execPath, [BIN, "chat", "--model", "m", "--base-url", server.baseURL], { env: env(home), cwd: home, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
@@ -73,7 +66,7 @@ describe("mibyan chat (interactive, prompts from a pipe)", () => {
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
     child.stdin.write("a slow question\n");
-    await requested;
+    await hanging.reached;
     child.kill("SIGINT");
     child.stdin.end("the next question\n/exit\n");
     const code = await Promise.race([exited, new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), 10_000))]);

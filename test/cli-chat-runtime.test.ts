@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
 import { openSessionStore } from "../src/agent/stores/sessions/sqlite-store.js";
 import { BIN, ROOT, cliEnv, spawnCollect, type CliRun } from "./support/cli-run.js";
 import { FIXTURE, pidAlive } from "./support/mcp.js";
-import { reply, type Json, type ScriptedOpenAI } from "./support/scripted-openai.js";
+import { hangWhenReached, reply, type Json, type ScriptedOpenAI } from "./support/scripted-openai.js";
 import { useScriptedServers, useTempDirs } from "./support/test-resources.js";
 
 const tempDir = useTempDirs();
@@ -90,19 +90,13 @@ describe("mibyan chat -q with the profile's runtime", () => {
 
   it("Ctrl-C during a request: the run stops, exit 130, the session is saved", async () => {
     const home = profile();
-    let arrived!: () => void;
-    const requested = new Promise<void>((resolve) => (arrived = resolve));
-    const server = await serve([
-      () => {
-        arrived();
-        return reply.hang();
-      },
-    ]);
+    const hanging = hangWhenReached();
+    const server = await serve([hanging.step]);
     const child = spawn(process.execPath, chatArgs(server, "-q", "a long question"), { env: env(home), cwd: home, stdio: ["ignore", "pipe", "pipe"] });
     let stderr = "";
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
-    await requested;
+    await hanging.reached;
     child.kill("SIGINT");
     const code = await Promise.race([exited, new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), 10_000))]);
     if (code === "timeout") child.kill("SIGKILL");

@@ -141,6 +141,19 @@ export const reply = {
   },
 };
 
+/** A step that hangs, and a promise that resolves once a request has reached it (to interrupt it then). */
+export function hangWhenReached(): { step: ScriptEntry; reached: Promise<void> } {
+  let arrived!: () => void;
+  const reached = new Promise<void>((resolve) => (arrived = resolve));
+  return {
+    step: () => {
+      arrived();
+      return reply.hang();
+    },
+    reached,
+  };
+}
+
 /** A JSON completion as the SSE chunks a streaming endpoint sends: the message in one delta, the finish reason, the usage. */
 export function asStream(completion: Json): Extract<Step, { kind: "sse" }> {
   const base = { id: completion.id, object: "chat.completion.chunk", created: 0, model: completion.model };
